@@ -1,0 +1,10 @@
+//! draughts-arbiter: the competition judge for draughts tournaments.
+//!
+//! Layers, each depending only on the ones below it:
+//! - [`rules`]: pure rules of every variant (boards, move generation, draw counters);
+//! - [`notation`]: squares, moves, FEN and PDN, read and written.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod notation;
+pub mod rules;

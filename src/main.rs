@@ -1,0 +1,2 @@
+//! The `draughts-arbiter` command line.
+fn main() {}

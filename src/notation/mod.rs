@@ -1,0 +1,1 @@
+//! Notation: squares, moves, FEN and PDN, read and written. Pure, like [`crate::rules`].
