@@ -1,0 +1,250 @@
+//! Moves as text: `c3-d4`, `c3:e5`, `e3:c5:e7`, `22-18`, `22x15x6`, `x` or `:` alike.
+//!
+//! A written move is resolved against the legal moves of a position: the first square
+//! is the start, the last the end, and any squares in between must be landing squares of
+//! the capture, in order (RU 1.6: the squares where the direction changes, or every one).
+
+use std::fmt;
+
+use super::square::{SquareError, parse_square, write_square};
+use crate::rules::variant::{CaptureChoice, NotationStyle};
+use crate::rules::{Move, Position, Square, Variant};
+
+/// Why a written move is not a legal move of the position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MoveError {
+    /// Not a move at all.
+    Malformed(String),
+    /// A square in it is wrong.
+    Square(SquareError),
+    /// The start square holds no piece of the side to move.
+    NoPiece {
+        /// The move as written.
+        text: String,
+    },
+    /// Legal in form, but not in this position; `rule` cites the rule broken.
+    Illegal {
+        /// The move as written.
+        text: String,
+        /// Why, in a few words.
+        reason: String,
+        /// The rule, as RULES.md numbers it.
+        rule: &'static str,
+    },
+    /// Several different legal moves fit the text.
+    Ambiguous {
+        /// The move as written.
+        text: String,
+        /// The moves it could be, each with its full path.
+        candidates: Vec<String>,
+    },
+}
+
+impl fmt::Display for MoveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MoveError::Malformed(t) => write!(f, "'{t}' is not a move"),
+            MoveError::Square(e) => write!(f, "{e}"),
+            MoveError::NoPiece { text } => {
+                write!(
+                    f,
+                    "'{text}': no piece of the side to move on its start square"
+                )
+            }
+            MoveError::Illegal { text, reason, rule } => write!(f, "'{text}': {reason} ({rule})"),
+            MoveError::Ambiguous { text, candidates } => {
+                write!(f, "'{text}' is ambiguous: {}", candidates.join(", "))
+            }
+        }
+    }
+}
+
+impl std::error::Error for MoveError {}
+
+/// The rule numbers the move checks cite, per variant family.
+fn citation(variant: Variant, topic: Topic) -> &'static str {
+    let fmjd = variant.rules().capture_choice == CaptureChoice::MaximumPieces;
+    match (topic, fmjd) {
+        (Topic::Compulsory, false) => "RU 1.5.3",
+        (Topic::Compulsory, true) => "FMJD 4.2",
+        (Topic::Maximum, _) => "FMJD 4.13",
+        (Topic::Unfinished, false) => "RU 1.5.5",
+        (Topic::Unfinished, true) => "FMJD 4.5",
+        (Topic::Movement, _) => "RU 1.4",
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Topic {
+    Compulsory,
+    Maximum,
+    Unfinished,
+    Movement,
+}
+
+/// Splits a written move into its squares.
+fn split(text: &str, variant: Variant) -> Result<(Vec<Square>, bool), MoveError> {
+    let t = text
+        .trim()
+        .trim_end_matches(['!', '?', '+', '#', '*', '.'])
+        .trim();
+    if t.is_empty() {
+        return Err(MoveError::Malformed(text.to_string()));
+    }
+    let capture = t.contains([':', 'x', 'X', '×']);
+    let parts: Vec<&str> = t.split(['-', ':', 'x', 'X', '×']).map(str::trim).collect();
+    if parts.len() < 2 || parts.iter().any(|p| p.is_empty()) {
+        return Err(MoveError::Malformed(text.to_string()));
+    }
+    let squares = parts
+        .iter()
+        .map(|p| parse_square(p, variant))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(MoveError::Square)?;
+    Ok((squares, capture))
+}
+
+/// Whether `inner` appears in `landings` in order (not necessarily adjacent).
+fn subsequence(inner: &[Square], landings: &[Square]) -> bool {
+    let mut it = landings.iter();
+    inner.iter().all(|s| it.any(|l| l == s))
+}
+
+/// Resolves a written move against the legal moves of `pos`.
+///
+/// # Errors
+/// [`MoveError`]: malformed text, a bad square, no piece, an illegal or ambiguous move.
+pub fn parse_move(text: &str, pos: &Position) -> Result<Move, MoveError> {
+    let variant = pos.variant();
+    let (squares, capture_written) = split(text, variant)?;
+    let (from, to) = (squares[0], squares[squares.len() - 1]);
+    let inner = &squares[1..squares.len() - 1];
+    let all = pos.legal_moves_all_paths();
+    let mut found: Vec<Move> = Vec::new();
+    for m in &all {
+        if m.from() != from || m.to() != to {
+            continue;
+        }
+        let landings: Vec<Square> = m.landings().collect();
+        if !subsequence(inner, &landings[..landings.len() - 1]) {
+            continue;
+        }
+        if !found.iter().any(|f| f.same_move(m)) {
+            found.push(*m);
+        }
+    }
+    match found.len() {
+        1 => Ok(found[0]),
+        0 => Err(diagnose(text, pos, from, capture_written, &all)),
+        _ => Err(MoveError::Ambiguous {
+            text: text.trim().to_string(),
+            candidates: found.iter().map(|m| write_move_full(pos, m)).collect(),
+        }),
+    }
+}
+
+fn diagnose(text: &str, pos: &Position, from: Square, capture: bool, all: &[Move]) -> MoveError {
+    let variant = pos.variant();
+    let text = text.trim().to_string();
+    if pos.pieces(pos.turn()) & from.bit() == 0 {
+        return MoveError::NoPiece { text };
+    }
+    let any_capture = all.first().is_some_and(Move::is_capture);
+    let (reason, topic) = if any_capture && !capture {
+        ("a capture is compulsory".to_string(), Topic::Compulsory)
+    } else if any_capture && variant.rules().capture_choice == CaptureChoice::MaximumPieces {
+        let best = all.iter().map(Move::capture_count).max().unwrap_or(0);
+        (
+            format!("the capture must take the most pieces ({best})"),
+            Topic::Maximum,
+        )
+    } else if any_capture {
+        (
+            "not a complete capture of this position".to_string(),
+            Topic::Unfinished,
+        )
+    } else {
+        (
+            "not a legal move in this position".to_string(),
+            Topic::Movement,
+        )
+    };
+    MoveError::Illegal {
+        text,
+        reason,
+        rule: citation(variant, topic),
+    }
+}
+
+fn separator(variant: Variant, capture: bool) -> char {
+    match (capture, variant.rules().notation) {
+        (false, _) => '-',
+        (true, NotationStyle::Algebraic) => ':',
+        (true, NotationStyle::Numeric) => 'x',
+    }
+}
+
+/// Writes a move with every landing square (`e3:c5:e7`, `22x15x6`).
+pub fn write_move_full(pos: &Position, mv: &Move) -> String {
+    let variant = pos.variant();
+    let sep = separator(variant, mv.is_capture()).to_string();
+    mv.path()
+        .map(|s| write_square(s, variant))
+        .collect::<Vec<_>>()
+        .join(&sep)
+}
+
+/// Writes a move in the variant's native form: start and end only, unless another legal
+/// move shares them, then the full path.
+pub fn write_move(pos: &Position, mv: &Move) -> String {
+    let variant = pos.variant();
+    let clash = mv.is_capture()
+        && pos
+            .legal_moves()
+            .iter()
+            .any(|m| m.from() == mv.from() && m.to() == mv.to() && !m.same_move(mv));
+    if clash {
+        return write_move_full(pos, mv);
+    }
+    let sep = separator(variant, mv.is_capture());
+    format!(
+        "{}{}{}",
+        write_square(mv.from(), variant),
+        sep,
+        write_square(mv.to(), variant)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::fen::parse_fen;
+
+    #[test]
+    fn reads_every_written_form() {
+        let p = Position::start(Variant::Russian);
+        let m = parse_move("c3-d4", &p).expect("c3-d4");
+        assert_eq!(parse_move("22-18", &p), Ok(m));
+        assert_eq!(parse_move(" c3-d4! ", &p), Ok(m));
+        assert_eq!(write_move(&p, &m), "c3-d4");
+        assert!(matches!(parse_move("c3-c4", &p), Err(MoveError::Square(_))));
+        assert!(matches!(
+            parse_move("c5-d6", &p),
+            Err(MoveError::NoPiece { .. })
+        ));
+        assert!(matches!(
+            parse_move("c3-e5", &p),
+            Err(MoveError::Illegal { .. })
+        ));
+        assert!(matches!(parse_move("c3", &p), Err(MoveError::Malformed(_))));
+    }
+
+    #[test]
+    fn ru_1_5_3_capture_is_compulsory() {
+        let p = parse_fen("W:Wc3,h2:Bd4", Variant::Russian).expect("fen");
+        let e = parse_move("h2-g3", &p).expect_err("must capture");
+        assert_eq!(e.to_string(), "'h2-g3': a capture is compulsory (RU 1.5.3)");
+        let m = parse_move("c3xe5", &p).expect("capture");
+        assert_eq!(write_move(&p, &m), "c3:e5");
+    }
+}

@@ -1,0 +1,141 @@
+//! Square names: algebraic (`c3`) and PDN numbers (`22`).
+
+use std::fmt;
+
+use crate::rules::{Square, Variant};
+
+/// A square name that does not name a square of the variant's board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SquareError {
+    /// Not a square name at all.
+    Malformed(String),
+    /// A number outside 1..=N.
+    OutOfRange {
+        /// The number read.
+        number: u64,
+        /// The variant.
+        variant: Variant,
+    },
+    /// A light (unplayable) or off-board algebraic square.
+    NotPlayable {
+        /// The name read.
+        name: String,
+        /// The variant.
+        variant: Variant,
+    },
+}
+
+impl fmt::Display for SquareError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SquareError::Malformed(s) => write!(f, "'{s}' is not a square"),
+            SquareError::OutOfRange { number, variant } => {
+                let n = variant.geometry().len();
+                write!(f, "square {number} out of range for {variant} (1-{n})")
+            }
+            SquareError::NotPlayable { name, variant } => {
+                write!(f, "square {name} is not a playable square in {variant}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SquareError {}
+
+/// Reads a square written as a PDN number (`22`) or algebraically (`c3`).
+///
+/// # Errors
+/// [`SquareError`] naming the text and the variant.
+pub fn parse_square(text: &str, variant: Variant) -> Result<Square, SquareError> {
+    let g = variant.geometry();
+    let mirrored = variant.rules().mirrored;
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        let number: u64 = t.parse().map_err(|_| SquareError::OutOfRange {
+            number: u64::MAX,
+            variant,
+        })?;
+        return u32::try_from(number)
+            .ok()
+            .and_then(|n| g.from_number(n, mirrored))
+            .ok_or(SquareError::OutOfRange { number, variant });
+    }
+    let bytes = t.as_bytes();
+    if bytes.len() >= 2
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1..].iter().all(u8::is_ascii_digit)
+    {
+        let file = bytes[0].to_ascii_lowercase() - b'a';
+        let rank: u32 = t[1..]
+            .parse()
+            .map_err(|_| SquareError::Malformed(t.to_string()))?;
+        if rank == 0 || rank > 255 {
+            return Err(SquareError::NotPlayable {
+                name: t.to_string(),
+                variant,
+            });
+        }
+        return g.from_file_rank(file, (rank - 1) as u8, mirrored).ok_or(
+            SquareError::NotPlayable {
+                name: t.to_string(),
+                variant,
+            },
+        );
+    }
+    Err(SquareError::Malformed(t.to_string()))
+}
+
+/// The PDN number of a square.
+pub fn square_number(sq: Square, variant: Variant) -> u32 {
+    variant.geometry().number(sq, variant.rules().mirrored)
+}
+
+/// The algebraic name of a square (`c3`).
+pub fn square_name(sq: Square, variant: Variant) -> String {
+    let (file, rank) = variant.geometry().file_rank(sq, variant.rules().mirrored);
+    format!("{}{}", (b'a' + file) as char, rank + 1)
+}
+
+/// A square in the variant's native notation: algebraic for Russian, numbers otherwise.
+pub fn write_square(sq: Square, variant: Variant) -> String {
+    match variant.rules().notation {
+        crate::rules::variant::NotationStyle::Algebraic => square_name(sq, variant),
+        crate::rules::variant::NotationStyle::Numeric => square_number(sq, variant).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ru_1_6_squares_are_letter_and_digit() {
+        let v = Variant::Russian;
+        let c3 = parse_square("c3", v).expect("c3");
+        assert_eq!(square_number(c3, v), 22);
+        assert_eq!(parse_square("22", v), Ok(c3));
+        assert_eq!(square_name(parse_square("1", v).expect("1"), v), "b8");
+        assert_eq!(square_name(parse_square("32", v).expect("32"), v), "g1");
+        assert!(matches!(
+            parse_square("a2", v),
+            Err(SquareError::NotPlayable { .. })
+        ));
+        assert!(matches!(
+            parse_square("33", v),
+            Err(SquareError::OutOfRange { number: 33, .. })
+        ));
+        assert!(matches!(
+            parse_square("z", v),
+            Err(SquareError::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn international_square_out_of_range_names_the_variant() {
+        let e = parse_square("51", Variant::International).expect_err("51");
+        assert_eq!(
+            e.to_string(),
+            "square 51 out of range for international (1-50)"
+        );
+    }
+}

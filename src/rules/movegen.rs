@@ -1,0 +1,496 @@
+//! Legal move generation for every variant, driven by the [`Rules`] data.
+//!
+//! Captures are found by a depth-first search over landing squares. Captured pieces stay
+//! on the board until the move is over (RU 1.5.7 / 1.5.12, "Turkish strike") where the
+//! variant says so: they block, and cannot be jumped twice (RU 1.5.9). The capturing piece
+//! has left its start square, so a capture may pass over or end on it.
+
+use std::sync::LazyLock;
+
+use super::geometry::{Direction, Geometry, NONE};
+use super::mv::{MAX_CAPTURES, Move};
+use super::position::Position;
+use super::variant::{CaptureChoice, KingRange, PromotionInCapture, Removal, Rules, Variant};
+use super::{Bitboard, Color};
+
+/// A variant's rules turned into the tables the generator reads.
+pub(crate) struct Tables {
+    pub(crate) g: &'static Geometry,
+    pub(crate) rules: &'static Rules,
+    promo: [Bitboard; 2],
+    man_moves: [Vec<usize>; 2],
+    man_caps: [Vec<usize>; 2],
+    king_dirs: Vec<usize>,
+    flying: bool,
+}
+
+/// A direction as Black sees White's: forward becomes backward.
+fn for_black(d: Direction) -> Direction {
+    match d {
+        Direction::UpLeft => Direction::DownLeft,
+        Direction::UpRight => Direction::DownRight,
+        Direction::DownLeft => Direction::UpLeft,
+        Direction::DownRight => Direction::UpRight,
+        Direction::Up => Direction::Down,
+        Direction::Down => Direction::Up,
+        other => other,
+    }
+}
+
+impl Tables {
+    fn build(variant: Variant) -> Tables {
+        let rules = variant.rules();
+        let dirs = |list: &[Direction], color: Color| -> Vec<usize> {
+            list.iter()
+                .map(|&d| match color {
+                    Color::White => d.index(),
+                    Color::Black => for_black(d).index(),
+                })
+                .collect()
+        };
+        Tables {
+            g: rules.geometry(),
+            rules,
+            promo: [
+                rules.promotion_rank(Color::White),
+                rules.promotion_rank(Color::Black),
+            ],
+            man_moves: [
+                dirs(rules.man_moves, Color::White),
+                dirs(rules.man_moves, Color::Black),
+            ],
+            man_caps: [
+                dirs(rules.man_captures, Color::White),
+                dirs(rules.man_captures, Color::Black),
+            ],
+            king_dirs: rules.king_dirs.iter().map(|d| d.index()).collect(),
+            flying: rules.king_range == KingRange::Flying,
+        }
+    }
+
+    pub(crate) fn of(variant: Variant) -> &'static Tables {
+        static ALL: LazyLock<Vec<Tables>> =
+            LazyLock::new(|| Variant::ALL.iter().map(|&v| Tables::build(v)).collect());
+        &ALL[variant as usize]
+    }
+}
+
+/// Bit index increases when stepping in this direction (down or right).
+#[inline]
+fn increasing(dir: usize) -> bool {
+    matches!(dir, 2 | 3 | 5 | 7)
+}
+
+/// The nearest set bit of `bits` along a ray in `dir`.
+#[inline]
+fn nearest(bits: Bitboard, dir: usize) -> u8 {
+    if increasing(dir) {
+        bits.trailing_zeros() as u8
+    } else {
+        63 - bits.leading_zeros() as u8
+    }
+}
+
+struct CaptureSearch<'a> {
+    t: &'a Tables,
+    us: usize,
+    enemy: Bitboard,
+    enemy_kings: Bitboard,
+    /// Pieces that block the capturing piece (its own start square excluded).
+    occupied: Bitboard,
+    from: u8,
+    path: [u8; MAX_CAPTURES],
+    order: [u8; MAX_CAPTURES],
+    depth: usize,
+    out: &'a mut Vec<Move>,
+}
+
+impl CaptureSearch<'_> {
+    /// Whether the capturing piece may pass or land on `sq`. Captured pieces block until
+    /// the move is over unless the variant removes them at once.
+    #[inline]
+    fn free(&self, sq: u8, captured: Bitboard) -> bool {
+        if sq == NONE {
+            return false;
+        }
+        let blockers = match self.t.rules.removal {
+            Removal::AfterMove => self.occupied,
+            Removal::Immediate => self.occupied & !captured,
+        };
+        blockers & (1u64 << sq) == 0
+    }
+
+    /// Whether the piece on `sq` may be jumped now (RU 1.5.9: not twice).
+    #[inline]
+    fn victim(&self, sq: u8, captured: Bitboard, king: bool) -> bool {
+        let bit = 1u64 << sq;
+        self.enemy & bit != 0
+            && captured & bit == 0
+            && (king || self.t.rules.men_capture_kings || self.enemy_kings & bit == 0)
+    }
+
+    /// The first capture from `sq` in `dir`: (victim, first landing), if any.
+    #[inline]
+    fn jump(&self, sq: u8, dir: usize, king: bool, captured: Bitboard) -> Option<(u8, u8)> {
+        let g = self.t.g;
+        let mut s = g.neighbour_raw(sq, dir);
+        if king && self.t.flying {
+            while self.free(s, captured) {
+                s = g.neighbour_raw(s, dir);
+            }
+        }
+        if s == NONE || !self.victim(s, captured, king) {
+            return None;
+        }
+        let land = g.neighbour_raw(s, dir);
+        self.free(land, captured).then_some((s, land))
+    }
+
+    fn dirs(&self, king: bool) -> &[usize] {
+        if king {
+            &self.t.king_dirs
+        } else {
+            &self.t.man_caps[self.us]
+        }
+    }
+
+    /// Whether any capture continues from `sq`.
+    fn can_capture(&self, sq: u8, king: bool, captured: Bitboard) -> bool {
+        self.dirs(king)
+            .iter()
+            .any(|&d| self.jump(sq, d, king, captured).is_some())
+    }
+
+    fn emit(&mut self, to: u8, promotes: bool, captured: Bitboard) {
+        let mut path = self.path;
+        path[self.depth - 1] = to;
+        self.out.push(Move {
+            from: self.from,
+            landings: self.depth as u8,
+            captures: self.depth as u8,
+            promotes,
+            captured_set: captured,
+            path,
+            order: self.order,
+        });
+    }
+
+    /// Extends the capture from `sq`; emits the finished moves.
+    fn search(&mut self, sq: u8, king: bool, promoted: bool, captured: Bitboard) {
+        let g = self.t.g;
+        let mut found = false;
+        let dirs: &[usize] = if king {
+            &self.t.king_dirs
+        } else {
+            &self.t.man_caps[self.us]
+        };
+        // Copy the (at most eight) directions so the search can borrow `self` mutably.
+        let mut list = [0usize; 8];
+        let n = dirs.len();
+        list[..n].copy_from_slice(dirs);
+        for &dir in &list[..n] {
+            let Some((victim, first)) = self.jump(sq, dir, king, captured) else {
+                continue;
+            };
+            found = true;
+            let captured = captured | (1u64 << victim);
+            if self.depth >= MAX_CAPTURES {
+                continue;
+            }
+            self.order[self.depth] = victim;
+            self.depth += 1;
+            // The landing squares: one for a short piece, every free square beyond the
+            // victim for a flying king (RU 1.5.2).
+            let mut landings = [0u8; 16];
+            let mut count = 0;
+            let mut land = first;
+            loop {
+                landings[count] = land;
+                count += 1;
+                if !(king && self.t.flying) {
+                    break;
+                }
+                land = g.neighbour_raw(land, dir);
+                if !self.free(land, captured) || count == landings.len() {
+                    break;
+                }
+            }
+            // RU 1.5.6 decision: if the capture can go on from some landing square, the
+            // king must land on one of those.
+            let mut must = [false; 16];
+            let mut any_must = false;
+            if count > 1 {
+                for i in 0..count {
+                    must[i] = self.can_capture(landings[i], king, captured);
+                    any_must |= must[i];
+                }
+            }
+            for i in 0..count {
+                if any_must && !must[i] {
+                    continue;
+                }
+                let land = landings[i];
+                self.path[self.depth - 1] = land;
+                let crowning = !king && self.t.promo[self.us] & (1u64 << land) != 0;
+                if crowning {
+                    match self.t.rules.promotion_in_capture {
+                        PromotionInCapture::ContinueAsKing => {
+                            self.search(land, true, true, captured);
+                        }
+                        PromotionInCapture::ContinueAsMan => {
+                            self.search(land, false, promoted, captured);
+                        }
+                        PromotionInCapture::EndsMove => self.emit(land, true, captured),
+                    }
+                } else {
+                    self.search(land, king, promoted, captured);
+                }
+            }
+            self.depth -= 1;
+        }
+        if !found && self.depth > 0 {
+            let crowned = !king && self.t.promo[self.us] & (1u64 << sq) != 0;
+            self.emit(sq, promoted || crowned, captured);
+        }
+    }
+}
+
+impl Position {
+    /// Whether the side to move has a capture (and so must capture, RU 1.5.3).
+    pub fn has_capture(&self) -> bool {
+        let t = Tables::of(self.variant);
+        let us = self.turn.index();
+        let occupied = self.occupied();
+        let empty = t.g.valid & !occupied;
+        let enemy = self.pieces[1 - us];
+        let men_victims = if t.rules.men_capture_kings {
+            enemy
+        } else {
+            enemy & !self.kings
+        };
+        let men = self.men(self.turn);
+        for &d in &t.man_caps[us] {
+            if t.g.step_all(t.g.step_all(men, d) & men_victims, d) & empty != 0 {
+                return true;
+            }
+        }
+        let kings = self.kings_of(self.turn);
+        if kings == 0 {
+            return false;
+        }
+        if !t.flying {
+            return t
+                .king_dirs
+                .iter()
+                .any(|&d| t.g.step_all(t.g.step_all(kings, d) & enemy, d) & empty != 0);
+        }
+        let mut bits = kings;
+        while bits != 0 {
+            let k = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
+            for &d in &t.king_dirs {
+                let blockers = t.g.ray(k, d) & occupied;
+                if blockers == 0 {
+                    continue;
+                }
+                let b = nearest(blockers, d);
+                if enemy & (1u64 << b) != 0 {
+                    let beyond = t.g.neighbour_raw(b, d);
+                    if beyond != NONE && empty & (1u64 << beyond) != 0 {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// Appends every capture of the side to move to `out`, every path (no merging), after
+    /// applying the variant's capture-choice rule.
+    fn generate_captures(&self, out: &mut Vec<Move>) {
+        let t = Tables::of(self.variant);
+        let us = self.turn.index();
+        let start = out.len();
+        let mut bits = self.pieces[us];
+        while bits != 0 {
+            let from = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
+            let king = self.kings & (1u64 << from) != 0;
+            let mut search = CaptureSearch {
+                t,
+                us,
+                enemy: self.pieces[1 - us],
+                enemy_kings: self.kings & self.pieces[1 - us],
+                occupied: self.occupied() & !(1u64 << from),
+                from,
+                path: [0; MAX_CAPTURES],
+                order: [0; MAX_CAPTURES],
+                depth: 0,
+                out: &mut *out,
+            };
+            search.search(from, king, false, 0);
+        }
+        match t.rules.capture_choice {
+            CaptureChoice::Free => {}
+            CaptureChoice::MaximumPieces => {
+                let best = out[start..].iter().map(|m| m.captures).max().unwrap_or(0);
+                let mut i = start;
+                while i < out.len() {
+                    if out[i].captures < best {
+                        out.swap_remove(i);
+                    } else {
+                        i += 1;
+                    }
+                }
+                out[start..].sort_unstable_by_key(|m| (m.from, m.path));
+            }
+        }
+    }
+
+    fn generate_quiet(&self, out: &mut Vec<Move>) {
+        let t = Tables::of(self.variant);
+        let us = self.turn.index();
+        let occupied = self.occupied();
+        let empty = t.g.valid & !occupied;
+        let men = self.men(self.turn);
+        for &d in &t.man_moves[us] {
+            let mut targets = t.g.step_all(men, d) & empty;
+            let back = Direction::ALL[d].opposite().index();
+            while targets != 0 {
+                let to = targets.trailing_zeros() as u8;
+                targets &= targets - 1;
+                let from = t.g.neighbour_raw(to, back);
+                out.push(Move::quiet(from, to, t.promo[us] & (1u64 << to) != 0));
+            }
+        }
+        let mut kings = self.kings_of(self.turn);
+        while kings != 0 {
+            let from = kings.trailing_zeros() as u8;
+            kings &= kings - 1;
+            for &d in &t.king_dirs {
+                let mut s = t.g.neighbour_raw(from, d);
+                while s != NONE && empty & (1u64 << s) != 0 {
+                    out.push(Move::quiet(from, s, false));
+                    if !t.flying {
+                        break;
+                    }
+                    s = t.g.neighbour_raw(s, d);
+                }
+            }
+        }
+    }
+
+    /// Appends the legal moves to `out`. With `distinct`, capture paths that share start,
+    /// end and captured set are merged into one move (the arbiter's notion of a move);
+    /// otherwise every path is kept.
+    pub fn generate(&self, out: &mut Vec<Move>, distinct: bool) {
+        let start = out.len();
+        if self.has_capture() {
+            self.generate_captures(out);
+            if distinct {
+                dedup(out, start);
+            }
+        } else {
+            self.generate_quiet(out);
+        }
+    }
+
+    /// The legal moves, different paths to the same result merged.
+    pub fn legal_moves(&self) -> Vec<Move> {
+        let mut out = Vec::with_capacity(32);
+        self.generate(&mut out, true);
+        out
+    }
+
+    /// The legal moves with every capture path kept apart.
+    pub fn legal_moves_all_paths(&self) -> Vec<Move> {
+        let mut out = Vec::with_capacity(32);
+        self.generate(&mut out, false);
+        out
+    }
+
+    /// The number of legal moves, counted without building quiet moves.
+    pub fn count_moves(&self, distinct: bool) -> u64 {
+        if self.has_capture() {
+            let mut out = Vec::new();
+            self.generate_captures(&mut out);
+            if distinct {
+                dedup(&mut out, 0);
+            }
+            return out.len() as u64;
+        }
+        let t = Tables::of(self.variant);
+        let us = self.turn.index();
+        let occupied = self.occupied();
+        let empty = t.g.valid & !occupied;
+        let men = self.men(self.turn);
+        let mut n = 0u64;
+        for &d in &t.man_moves[us] {
+            n += (t.g.step_all(men, d) & empty).count_ones() as u64;
+        }
+        let kings = self.kings_of(self.turn);
+        if kings != 0 {
+            if t.flying {
+                let mut bits = kings;
+                while bits != 0 {
+                    let k = bits.trailing_zeros() as u8;
+                    bits &= bits - 1;
+                    for &d in &t.king_dirs {
+                        let ray = t.g.ray(k, d);
+                        let blockers = ray & occupied;
+                        n += if blockers == 0 {
+                            ray.count_ones() as u64
+                        } else {
+                            let b = nearest(blockers, d);
+                            (ray & !t.g.ray(b, d) & !(1u64 << b)).count_ones() as u64
+                        };
+                    }
+                }
+            } else {
+                for &d in &t.king_dirs {
+                    n += (t.g.step_all(kings, d) & empty).count_ones() as u64;
+                }
+            }
+        }
+        n
+    }
+}
+
+/// Removes from `out[start..]` every move that repeats an earlier one's start, end and
+/// captured set, keeping the first path found.
+fn dedup(out: &mut Vec<Move>, start: usize) {
+    let mut i = start;
+    while i < out.len() {
+        if out[start..i].iter().any(|m| m.same_move(&out[i])) {
+            out.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Counts the leaf nodes `depth` plies below `pos` (perft), with the last ply
+/// bulk-counted. `distinct` merges capture paths with the same start, end and captured set.
+pub fn perft(pos: &Position, depth: u32, distinct: bool) -> u64 {
+    let mut buffers: Vec<Vec<Move>> = (0..depth).map(|_| Vec::with_capacity(64)).collect();
+    perft_inner(pos, depth, distinct, &mut buffers)
+}
+
+fn perft_inner(pos: &Position, depth: u32, distinct: bool, buffers: &mut [Vec<Move>]) -> u64 {
+    match depth {
+        0 => 1,
+        1 => pos.count_moves(distinct),
+        _ => {
+            let (moves, rest) = buffers.split_first_mut().expect("one buffer per ply");
+            moves.clear();
+            pos.generate(moves, distinct);
+            let mut total = 0;
+            for mv in moves.iter() {
+                let mut next = *pos;
+                next.apply(mv);
+                total += perft_inner(&next, depth - 1, distinct, rest);
+            }
+            total
+        }
+    }
+}
