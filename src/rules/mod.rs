@@ -3,14 +3,17 @@
 //! No I/O, no async, no clock reads: everything here is a pure function of its arguments.
 
 mod color;
+pub mod game;
 pub mod geometry;
 mod movegen;
 mod mv;
 mod position;
+mod square_set;
 pub mod variant;
 mod zobrist;
 
 pub use color::Color;
+pub use game::{DrawMode, DrawVerdict, EndReason, Game, Outcome, RuleEdition};
 pub use geometry::{BoardKind, Direction, Geometry, Square};
 pub use movegen::perft;
 pub use mv::{MAX_CAPTURES, Move};

@@ -93,7 +93,12 @@ fn nearest(bits: Bitboard, dir: usize) -> u8 {
 
 struct CaptureSearch<'a> {
     t: &'a Tables,
+    g: &'static Geometry,
     us: usize,
+    promo: Bitboard,
+    flying: bool,
+    immediate: bool,
+    men_take_kings: bool,
     enemy: Bitboard,
     enemy_kings: Bitboard,
     /// Pieces that block the capturing piece (its own start square excluded).
@@ -113,9 +118,10 @@ impl CaptureSearch<'_> {
         if sq == NONE {
             return false;
         }
-        let blockers = match self.t.rules.removal {
-            Removal::AfterMove => self.occupied,
-            Removal::Immediate => self.occupied & !captured,
+        let blockers = if self.immediate {
+            self.occupied & !captured
+        } else {
+            self.occupied
         };
         blockers & (1u64 << sq) == 0
     }
@@ -126,15 +132,15 @@ impl CaptureSearch<'_> {
         let bit = 1u64 << sq;
         self.enemy & bit != 0
             && captured & bit == 0
-            && (king || self.t.rules.men_capture_kings || self.enemy_kings & bit == 0)
+            && (king || self.men_take_kings || self.enemy_kings & bit == 0)
     }
 
     /// The first capture from `sq` in `dir`: (victim, first landing), if any.
     #[inline]
     fn jump(&self, sq: u8, dir: usize, king: bool, captured: Bitboard) -> Option<(u8, u8)> {
-        let g = self.t.g;
+        let g = self.g;
         let mut s = g.neighbour_raw(sq, dir);
-        if king && self.t.flying {
+        if king && self.flying {
             while self.free(s, captured) {
                 s = g.neighbour_raw(s, dir);
             }
@@ -177,7 +183,7 @@ impl CaptureSearch<'_> {
 
     /// Extends the capture from `sq`; emits the finished moves.
     fn search(&mut self, sq: u8, king: bool, promoted: bool, captured: Bitboard) {
-        let g = self.t.g;
+        let g = self.g;
         let mut found = false;
         let dirs: &[usize] = if king {
             &self.t.king_dirs
@@ -207,7 +213,7 @@ impl CaptureSearch<'_> {
             loop {
                 landings[count] = land;
                 count += 1;
-                if !(king && self.t.flying) {
+                if !(king && self.flying) {
                     break;
                 }
                 land = g.neighbour_raw(land, dir);
@@ -231,7 +237,7 @@ impl CaptureSearch<'_> {
                 }
                 let land = landings[i];
                 self.path[self.depth - 1] = land;
-                let crowning = !king && self.t.promo[self.us] & (1u64 << land) != 0;
+                let crowning = !king && self.promo & (1u64 << land) != 0;
                 if crowning {
                     match self.t.rules.promotion_in_capture {
                         PromotionInCapture::ContinueAsKing => {
@@ -249,7 +255,7 @@ impl CaptureSearch<'_> {
             self.depth -= 1;
         }
         if !found && self.depth > 0 {
-            let crowned = !king && self.t.promo[self.us] & (1u64 << sq) != 0;
+            let crowned = !king && self.promo & (1u64 << sq) != 0;
             self.emit(sq, promoted || crowned, captured);
         }
     }
@@ -257,7 +263,13 @@ impl CaptureSearch<'_> {
 
 impl Position {
     /// Whether the side to move has a capture (and so must capture, RU 1.5.3).
+    #[inline]
     pub fn has_capture(&self) -> bool {
+        self.capturers() != 0
+    }
+
+    /// The pieces of the side to move that can capture something.
+    fn capturers(&self) -> Bitboard {
         let t = Tables::of(self.variant);
         let us = self.turn.index();
         let occupied = self.occupied();
@@ -268,21 +280,20 @@ impl Position {
         } else {
             enemy & !self.kings
         };
-        let men = self.men(self.turn);
-        for &d in &t.man_caps[us] {
-            if t.g.step_all(t.g.step_all(men, d) & men_victims, d) & empty != 0 {
-                return true;
-            }
-        }
+        // Step back from the empty landing squares over a victim to find the jumpers.
+        let jumpers = |pieces: Bitboard, victims: Bitboard, dirs: &[usize]| {
+            dirs.iter().fold(0, |acc, &d| {
+                let back = Direction::ALL[d].opposite().index();
+                acc | (t.g.step_all(t.g.step_all(empty, back) & victims, back) & pieces)
+            })
+        };
+        let mut found = jumpers(self.men(self.turn), men_victims, &t.man_caps[us]);
         let kings = self.kings_of(self.turn);
         if kings == 0 {
-            return false;
+            return found;
         }
         if !t.flying {
-            return t
-                .king_dirs
-                .iter()
-                .any(|&d| t.g.step_all(t.g.step_all(kings, d) & enemy, d) & empty != 0);
+            return found | jumpers(kings, enemy, &t.king_dirs);
         }
         let mut bits = kings;
         while bits != 0 {
@@ -297,28 +308,34 @@ impl Position {
                 if enemy & (1u64 << b) != 0 {
                     let beyond = t.g.neighbour_raw(b, d);
                     if beyond != NONE && empty & (1u64 << beyond) != 0 {
-                        return true;
+                        found |= 1u64 << k;
+                        break;
                     }
                 }
             }
         }
-        false
+        found
     }
 
     /// Appends every capture of the side to move to `out`, every path (no merging), after
     /// applying the variant's capture-choice rule.
-    fn generate_captures(&self, out: &mut Vec<Move>) {
+    fn generate_captures(&self, capturers: Bitboard, out: &mut Vec<Move>) {
         let t = Tables::of(self.variant);
         let us = self.turn.index();
         let start = out.len();
-        let mut bits = self.pieces[us];
+        let mut bits = capturers;
         while bits != 0 {
             let from = bits.trailing_zeros() as u8;
             bits &= bits - 1;
             let king = self.kings & (1u64 << from) != 0;
             let mut search = CaptureSearch {
                 t,
+                g: t.g,
                 us,
+                promo: t.promo[us],
+                flying: t.flying,
+                immediate: t.rules.removal == Removal::Immediate,
+                men_take_kings: t.rules.men_capture_kings,
                 enemy: self.pieces[1 - us],
                 enemy_kings: self.kings & self.pieces[1 - us],
                 occupied: self.occupied() & !(1u64 << from),
@@ -385,8 +402,9 @@ impl Position {
     /// otherwise every path is kept.
     pub fn generate(&self, out: &mut Vec<Move>, distinct: bool) {
         let start = out.len();
-        if self.has_capture() {
-            self.generate_captures(out);
+        let capturers = self.capturers();
+        if capturers != 0 {
+            self.generate_captures(capturers, out);
             if distinct {
                 dedup(out, start);
             }
@@ -411,13 +429,19 @@ impl Position {
 
     /// The number of legal moves, counted without building quiet moves.
     pub fn count_moves(&self, distinct: bool) -> u64 {
-        if self.has_capture() {
-            let mut out = Vec::new();
-            self.generate_captures(&mut out);
+        self.count_moves_in(&mut Vec::new(), distinct)
+    }
+
+    /// [`Position::count_moves`] with a scratch buffer for captures (cleared first).
+    pub fn count_moves_in(&self, scratch: &mut Vec<Move>, distinct: bool) -> u64 {
+        let capturers = self.capturers();
+        if capturers != 0 {
+            scratch.clear();
+            self.generate_captures(capturers, scratch);
             if distinct {
-                dedup(&mut out, 0);
+                dedup(scratch, 0);
             }
-            return out.len() as u64;
+            return scratch.len() as u64;
         }
         let t = Tables::of(self.variant);
         let us = self.turn.index();
@@ -472,14 +496,14 @@ fn dedup(out: &mut Vec<Move>, start: usize) {
 /// Counts the leaf nodes `depth` plies below `pos` (perft), with the last ply
 /// bulk-counted. `distinct` merges capture paths with the same start, end and captured set.
 pub fn perft(pos: &Position, depth: u32, distinct: bool) -> u64 {
-    let mut buffers: Vec<Vec<Move>> = (0..depth).map(|_| Vec::with_capacity(64)).collect();
+    let mut buffers: Vec<Vec<Move>> = (0..=depth).map(|_| Vec::with_capacity(64)).collect();
     perft_inner(pos, depth, distinct, &mut buffers)
 }
 
 fn perft_inner(pos: &Position, depth: u32, distinct: bool, buffers: &mut [Vec<Move>]) -> u64 {
     match depth {
         0 => 1,
-        1 => pos.count_moves(distinct),
+        1 => pos.count_moves_in(&mut buffers[0], distinct),
         _ => {
             let (moves, rest) = buffers.split_first_mut().expect("one buffer per ply");
             moves.clear();

@@ -1,0 +1,43 @@
+//! The command line: `perft`, `moves` and `replay` over the pure rules core.
+
+mod moves;
+mod perft;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use moves::MovesArgs;
+pub use perft::PerftArgs;
+
+/// The competition judge for draughts tournaments.
+#[derive(Debug, Parser)]
+#[command(name = "draughts-arbiter", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Count the leaf nodes of the move tree (perft) from a position.
+    Perft(PerftArgs),
+    /// List the legal moves of one or many positions.
+    Moves(MovesArgs),
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Perft(args) => perft::run(&args),
+        Command::Moves(args) => moves::run(&args),
+    }
+}
+
+/// Parses a variant name for clap.
+pub(crate) fn parse_variant(s: &str) -> Result<crate::rules::Variant, String> {
+    s.parse()
+        .map_err(|e: crate::rules::UnknownVariant| e.to_string())
+}

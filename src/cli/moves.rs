@@ -1,0 +1,129 @@
+//! `draughts-arbiter moves`: the legal moves of one position or of a file of positions.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::notation::fen::parse_fen;
+use crate::notation::movetext::write_move_full;
+use crate::notation::square::square_number;
+use crate::rules::{Position, Variant};
+
+/// Arguments of `moves`.
+#[derive(Debug, Args)]
+pub struct MovesArgs {
+    /// The variant.
+    #[arg(long, value_parser = super::parse_variant)]
+    pub variant: Variant,
+    /// One position (PDN FEN); the start position if neither this nor --fen-file is given.
+    #[arg(long, conflicts_with = "fen_file")]
+    pub fen: Option<String>,
+    /// A file with one FEN per line (`-` for standard input).
+    #[arg(long)]
+    pub fen_file: Option<PathBuf>,
+    /// One JSON object per line: notation, path and captured squares (PDN numbers).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One legal move as the API and the JSON output show it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MoveRecord {
+    /// Native notation with the full path.
+    pub notation: String,
+    /// PDN squares from start to end.
+    pub path: Vec<u32>,
+    /// PDN squares captured, in capture order.
+    pub captured: Vec<u32>,
+}
+
+/// The distinct legal moves of `pos`, sorted by notation.
+pub fn move_records(pos: &Position) -> Vec<MoveRecord> {
+    let v = pos.variant();
+    let mut out: Vec<MoveRecord> = pos
+        .legal_moves()
+        .iter()
+        .map(|m| MoveRecord {
+            notation: write_move_full(pos, m),
+            path: m.path().map(|s| square_number(s, v)).collect(),
+            captured: m.captured().map(|s| square_number(s, v)).collect(),
+        })
+        .collect();
+    out.sort_by(|a, b| a.notation.cmp(&b.notation));
+    out
+}
+
+pub(super) fn run(args: &MovesArgs) -> ExitCode {
+    let lines: Vec<String> = match (&args.fen, &args.fen_file) {
+        (Some(fen), _) => vec![fen.clone()],
+        (None, None) => vec![crate::notation::fen::write_fen(&Position::start(
+            args.variant,
+        ))],
+        (None, Some(path)) => {
+            let read = if path.as_os_str() == "-" {
+                std::io::stdin()
+                    .lock()
+                    .lines()
+                    .collect::<Result<Vec<_>, _>>()
+            } else {
+                std::fs::read_to_string(path).map(|t| t.lines().map(str::to_string).collect())
+            };
+            match read {
+                Ok(lines) => lines,
+                Err(e) => {
+                    eprintln!("error: {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    let many = args.fen_file.is_some();
+    let mut failed = false;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for (i, line) in lines.iter().enumerate() {
+        let pos = match parse_fen(line, args.variant) {
+            Ok(p) => p,
+            Err(e) => {
+                failed = true;
+                if args.json && many {
+                    let obj = serde_json::json!({"position": i, "error": e.to_string()});
+                    let _ = writeln!(out, "{obj}");
+                } else {
+                    eprintln!("error: line {}: {e}", i + 1);
+                }
+                continue;
+            }
+        };
+        let records = move_records(&pos);
+        if !args.json && many {
+            let _ = writeln!(out, "# position {i}: {}", line.trim());
+        }
+        if records.is_empty() && many {
+            let _ = if args.json {
+                writeln!(out, "{}", serde_json::json!({"position": i, "none": true}))
+            } else {
+                writeln!(out, "none")
+            };
+            continue;
+        }
+        for r in records {
+            let _ = if args.json {
+                let mut obj = serde_json::to_value(&r).expect("records serialise");
+                if many {
+                    obj["position"] = i.into();
+                }
+                writeln!(out, "{obj}")
+            } else {
+                writeln!(out, "{}", r.notation)
+            };
+        }
+    }
+    let _ = out.flush();
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

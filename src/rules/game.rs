@@ -1,0 +1,398 @@
+//! A game in progress: the position, the moves played, and the draw bookkeeping of the
+//! variant (RU 1.9.1 (c)–(g) and the 2013 edition 7.2.x, FMJD, English).
+//!
+//! Counting decisions (RULES.md, "Decision on counting"): "N moves" means N moves by each
+//! side; "its 15th / 5th move" counts the stronger side's moves, the first being its first
+//! move after the balance of forces arose. A capture or a promotion changes the balance
+//! and restarts every counter it affects.
+
+use super::mv::Move;
+use super::position::{PlayError, Position};
+use super::square_set::squares_of;
+use super::variant::{DrawRules, WinCondition};
+use super::{Bitboard, Color};
+
+/// Which edition of the Russian rules decides draws.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleEdition {
+    /// RU 1.9.1 (c)–(g), the edition RULES.md numbers.
+    #[default]
+    Classic,
+    /// The 2013 edition, section 7.2.
+    Edition2013,
+}
+
+/// How a draw condition takes effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DrawMode {
+    /// The game is drawn by the rule itself (move-count rules).
+    Automatic,
+    /// A player may claim it (repetition, RU 1.9.2).
+    Claimable,
+}
+
+/// A draw rule that applies to the current position.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DrawVerdict {
+    /// The rule, as RULES.md numbers it (`RU 1.9.1(f)`, `FMJD 25 king moves`, …).
+    pub rule: &'static str,
+    /// Automatic or claimable.
+    pub mode: DrawMode,
+}
+
+/// Why a game ended by the position itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EndReason {
+    /// The side to move has no pieces.
+    NoPieces,
+    /// The side to move has pieces but no legal move.
+    NoMoves,
+}
+
+/// The end of a game decided by the board (RU 1.8; reversed in giveaway).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Outcome {
+    /// The winner.
+    pub winner: Color,
+    /// Why.
+    pub reason: EndReason,
+    /// The rule.
+    pub rule: &'static str,
+}
+
+/// The outcome of a position by itself: the side to move with no piece or no move loses
+/// (wins, in giveaway variants).
+pub fn outcome(pos: &Position) -> Option<Outcome> {
+    let rules = pos.variant().rules();
+    let reason = if pos.pieces(pos.turn()) == 0 {
+        EndReason::NoPieces
+    } else if pos.count_moves(true) == 0 {
+        EndReason::NoMoves
+    } else {
+        return None;
+    };
+    let (winner, rule) = match (rules.win, rules.draws) {
+        (WinCondition::Giveaway, _) => (pos.turn(), "GIVE: no pieces or no moves wins"),
+        (WinCondition::Normal, DrawRules::Russian) => (!pos.turn(), "RU 1.8"),
+        (WinCondition::Normal, DrawRules::Fmjd) => (!pos.turn(), "FMJD 1.8"),
+        (WinCondition::Normal, DrawRules::English) => (!pos.turn(), "EN 1.8"),
+    };
+    Some(Outcome {
+        winner,
+        reason,
+        rule,
+    })
+}
+
+/// Men and kings of one side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Force {
+    men: u32,
+    kings: u32,
+}
+
+impl Force {
+    fn of(pos: &Position, color: Color) -> Force {
+        Force {
+            men: pos.men(color).count_ones(),
+            kings: pos.kings_of(color).count_ones(),
+        }
+    }
+    fn total(self) -> u32 {
+        self.men + self.kings
+    }
+    fn lone_king(self) -> bool {
+        self.men == 0 && self.kings == 1
+    }
+}
+
+/// The move counters of the draw rules, kept beside the position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DrawCounters {
+    /// Moves made by each side since the balance of forces last changed (capture or
+    /// promotion) or since the record began.
+    pub moves_since_change: [u32; 2],
+    /// Consecutive plies made with kings only, without a capture (RU 1.9.1(f)).
+    pub king_only_plies: u32,
+    /// Whether, since the balance last changed, a lone king left the main road
+    /// (RU 1.9.1(e), 7.2.7).
+    pub left_main_road: bool,
+    /// The English 40-move count: the side that must show a win, and its moves so far.
+    pub forty_moves: Option<(Color, u32)>,
+}
+
+/// A game from a start position: the moves played, every position reached, and the draw
+/// counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Game {
+    edition: RuleEdition,
+    positions: Vec<Position>,
+    moves: Vec<Move>,
+    counters: DrawCounters,
+}
+
+impl Game {
+    /// A game starting at `start`.
+    pub fn new(start: Position, edition: RuleEdition) -> Game {
+        let mut game = Game {
+            edition,
+            positions: vec![start],
+            moves: Vec::new(),
+            counters: DrawCounters::default(),
+        };
+        game.counters.left_main_road = !game.lone_king_on_road();
+        game
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Position {
+        self.positions
+            .last()
+            .expect("a game has at least its start position")
+    }
+
+    /// The start position.
+    pub fn start(&self) -> &Position {
+        &self.positions[0]
+    }
+
+    /// The moves played.
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+
+    /// Every position so far, the start first.
+    pub fn positions(&self) -> &[Position] {
+        &self.positions
+    }
+
+    /// The rule edition (Russian only).
+    pub fn edition(&self) -> RuleEdition {
+        self.edition
+    }
+
+    /// The draw counters.
+    pub fn counters(&self) -> &DrawCounters {
+        &self.counters
+    }
+
+    /// Plays a legal move and updates the counters.
+    ///
+    /// # Errors
+    /// An illegal move changes nothing and is returned with the position.
+    pub fn play(&mut self, mv: &Move) -> Result<(), PlayError> {
+        let before = *self.position();
+        let after = before.play(mv)?;
+        let mover = before.turn();
+        let was_king = before.kings() & mv.from().bit() != 0;
+        let c = &mut self.counters;
+        if mv.is_capture() || mv.promotes() {
+            c.moves_since_change = [0, 0];
+            c.left_main_road = false;
+        } else {
+            c.moves_since_change[mover.index()] += 1;
+        }
+        if mv.is_capture() || !was_king {
+            c.king_only_plies = 0;
+        } else {
+            c.king_only_plies += 1;
+        }
+        if let Some((side, n)) = c.forty_moves.as_mut()
+            && *side == mover
+        {
+            *n += 1;
+        }
+        self.positions.push(after);
+        self.moves.push(*mv);
+        if !self.lone_king_on_road() {
+            self.counters.left_main_road = true;
+        }
+        Ok(())
+    }
+
+    /// How many times the current position (pieces and side to move) has occurred.
+    pub fn repetitions(&self) -> usize {
+        let now = self.position();
+        self.positions.iter().filter(|p| *p == now).count()
+    }
+
+    /// How many times `pos` has occurred in this game.
+    pub fn occurrences(&self, pos: &Position) -> usize {
+        self.positions.iter().filter(|p| *p == pos).count()
+    }
+
+    /// Starts the English 40-move count for `side` (the arbiter's decision on request).
+    pub fn start_forty_move_count(&mut self, side: Color) {
+        self.counters.forty_moves = Some((side, 0));
+    }
+
+    /// The position's outcome by the board itself (no pieces, no moves).
+    pub fn outcome(&self) -> Option<Outcome> {
+        outcome(self.position())
+    }
+
+    /// Whether a lone king stands on the main road, in an ending where RU 1.9.1(e) /
+    /// 7.2.7 watch it; true when no such ending is on the board.
+    fn lone_king_on_road(&self) -> bool {
+        let pos = self.position();
+        let road = main_road(pos);
+        if road == 0 {
+            return true;
+        }
+        for color in Color::ALL {
+            if Force::of(pos, color).lone_king() {
+                return pos.kings_of(color) & road != 0;
+            }
+        }
+        true
+    }
+
+    /// Every draw rule that applies now; the first automatic one ends the game.
+    pub fn draws(&self) -> Vec<DrawVerdict> {
+        let pos = self.position();
+        let mut out = Vec::new();
+        let rules = pos.variant().rules();
+        let repeated = self.repetitions() >= 3;
+        let forces = [Force::of(pos, Color::White), Force::of(pos, Color::Black)];
+        let c = &self.counters;
+        let moves = c.moves_since_change;
+        // The side with a lone king, and its opponent.
+        let lone = Color::ALL
+            .into_iter()
+            .find(|&s| forces[s.index()].lone_king() && forces[(!s).index()].total() > 1)
+            .or_else(|| {
+                // King against king: either side may count.
+                (forces[0].lone_king() && forces[1].lone_king()).then_some(Color::Black)
+            });
+        let mut automatic = |rule: &'static str| {
+            out.push(DrawVerdict {
+                rule,
+                mode: DrawMode::Automatic,
+            })
+        };
+        match rules.draws {
+            DrawRules::Russian => {
+                let classic = self.edition == RuleEdition::Classic;
+                if let Some(weak) = lone {
+                    let strong = !weak;
+                    let f = forces[strong.index()];
+                    let strong_moves = moves[strong.index()].max(if f.lone_king() {
+                        moves[weak.index()]
+                    } else {
+                        0
+                    });
+                    // (c) / 7.2.4: three or more kings against a lone king, 15 moves.
+                    if f.kings >= 3 && strong_moves >= 15 {
+                        automatic(if classic {
+                            "RU 1.9.1(c)"
+                        } else {
+                            "RU-2013 7.2.4"
+                        });
+                    }
+                    // (e) / 7.2.7: three pieces against a lone king on the main road.
+                    let three = f.total() == 3 && (f.kings >= 1 || classic);
+                    if three && !c.left_main_road && main_road(pos) != 0 && strong_moves >= 5 {
+                        automatic(if classic {
+                            "RU 1.9.1(e)"
+                        } else {
+                            "RU-2013 7.2.7"
+                        });
+                    }
+                    // 7.2.8: two kings, king and man, or king against a lone king.
+                    if !classic && f.total() <= 2 && f.kings >= 1 && strong_moves >= 5 {
+                        automatic("RU-2013 7.2.8");
+                    }
+                }
+                // (d) / 7.2.6: both sides have kings, balance unchanged.
+                if forces[0].kings > 0 && forces[1].kings > 0 {
+                    let total = forces[0].total() + forces[1].total();
+                    let limit = match (total, classic) {
+                        (2..=3, true) => Some(5),
+                        (4..=5, _) => Some(30),
+                        (6..=7, _) => Some(60),
+                        _ => None,
+                    };
+                    if let Some(n) = limit
+                        && moves[0] >= n
+                        && moves[1] >= n
+                    {
+                        automatic(if classic {
+                            "RU 1.9.1(d)"
+                        } else {
+                            "RU-2013 7.2.6"
+                        });
+                    }
+                }
+                // (f) / 7.2.5: 15 moves each with kings only, no man moved, no capture.
+                if c.king_only_plies >= 30 {
+                    automatic(if classic {
+                        "RU 1.9.1(f)"
+                    } else {
+                        "RU-2013 7.2.5"
+                    });
+                }
+            }
+            DrawRules::Fmjd => {
+                if let Some(weak) = lone {
+                    let f = forces[(!weak).index()];
+                    let both = moves[0].min(moves[1]);
+                    if f.total() == 3 && f.kings >= 1 && both >= 16 {
+                        automatic("FMJD 16 moves");
+                    }
+                    if f.total() <= 2 && f.kings >= 1 && both >= 5 {
+                        automatic("FMJD 5 moves");
+                    }
+                }
+                if c.king_only_plies >= 50 {
+                    automatic("FMJD 25 king moves");
+                }
+            }
+            DrawRules::English => {
+                if let Some((_, n)) = c.forty_moves
+                    && n >= 40
+                {
+                    automatic("EN 40-move rule");
+                }
+            }
+        }
+        if repeated {
+            out.push(DrawVerdict {
+                rule: match (rules.draws, self.edition) {
+                    (DrawRules::Russian, RuleEdition::Classic) => "RU 1.9.1(g)",
+                    (DrawRules::Russian, RuleEdition::Edition2013) => "RU-2013 7.2.3",
+                    (DrawRules::Fmjd, _) => "FMJD threefold repetition",
+                    (DrawRules::English, _) => "EN threefold repetition",
+                },
+                mode: DrawMode::Claimable,
+            });
+        }
+        out
+    }
+
+    /// RU-2013 7.2.9: with no increment in the time control these endings are not played
+    /// out (the arbiter records a draw unless the win is obvious): three pieces against a
+    /// lone king on the main road, or two kings / king and man / king against a lone king.
+    pub fn ru2013_not_played_out(&self) -> bool {
+        let pos = self.position();
+        if pos.variant().rules().draws != DrawRules::Russian {
+            return false;
+        }
+        let forces = [Force::of(pos, Color::White), Force::of(pos, Color::Black)];
+        Color::ALL.into_iter().any(|weak| {
+            let f = forces[(!weak).index()];
+            forces[weak.index()].lone_king()
+                && f.kings >= 1
+                && (f.total() <= 2 || (f.total() == 3 && pos.kings_of(weak) & main_road(pos) != 0))
+        })
+    }
+}
+
+/// The main road (the long diagonal a1–h8) of the position's board, if its variant has one.
+fn main_road(pos: &Position) -> Bitboard {
+    let rules = pos.variant().rules();
+    squares_of(pos.variant(), rules.main_road)
+}
