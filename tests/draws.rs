@@ -1,0 +1,216 @@
+//! Draw bookkeeping: RU 1.9.1 (c)–(g), the 2013 edition 7.2.x, FMJD and English rules.
+//! "N moves" = N by each side; "its 15th / 5th move" = the stronger side's (RULES.md).
+
+use draughts_arbiter::notation::fen::parse_fen;
+use draughts_arbiter::notation::movetext::parse_move;
+use draughts_arbiter::rules::{Color, DrawMode, Game, RuleEdition, Variant};
+
+fn game(fen: &str, variant: Variant, edition: RuleEdition) -> Game {
+    Game::new(parse_fen(fen, variant).expect("test fen"), edition)
+}
+
+fn play(g: &mut Game, text: &str) {
+    let mv = parse_move(text, g.position()).expect("legal move");
+    g.play(&mv).expect("legal");
+}
+
+fn automatic(g: &Game) -> Vec<&'static str> {
+    g.draws()
+        .into_iter()
+        .filter(|d| d.mode == DrawMode::Automatic)
+        .map(|d| d.rule)
+        .collect()
+}
+
+/// Plays `cycle` over and over until `plies` plies are made, checking after each ply that
+/// no automatic draw fired before `fires_at` and that `rule` fires from then on.
+fn shuffle(g: &mut Game, cycle: &[&str], plies: usize, rule: &str, fires_at: usize) {
+    for ply in 1..=plies {
+        play(g, cycle[(ply - 1) % cycle.len()]);
+        let rules = automatic(g);
+        if ply < fires_at {
+            assert!(!rules.contains(&rule), "{rule} fired early at ply {ply}");
+        } else {
+            assert!(
+                rules.contains(&rule),
+                "{rule} not fired at ply {ply}: {rules:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ru_1_9_1_c_three_kings_against_a_lone_king_15_moves() {
+    // The lone king stays off the main road, so (e) does not apply.
+    let mut g = game(
+        "W:WKc1,Ke1,Kg1:BKa7",
+        Variant::Russian,
+        RuleEdition::Classic,
+    );
+    let cycle = ["c1-d2", "a7-b8", "d2-c1", "b8-a7"];
+    // White's 15th move is ply 29.
+    shuffle(&mut g, &cycle, 30, "RU 1.9.1(c)", 29);
+}
+
+#[test]
+fn ru_1_9_1_d_both_sides_have_kings_2_3_pieces_5_moves() {
+    let mut g = game("W:WKc1,h2:BKa7", Variant::Russian, RuleEdition::Classic);
+    let cycle = ["c1-d2", "a7-b8", "d2-c1", "b8-a7"];
+    // 5 moves by each side: ply 10.
+    shuffle(&mut g, &cycle, 12, "RU 1.9.1(d)", 10);
+}
+
+#[test]
+fn ru_1_9_1_d_man_moves_count_captures_restart() {
+    // Moving a man does not change the balance of forces: the count goes on.
+    let mut g = game("W:WKc1,a3:BKa7", Variant::Russian, RuleEdition::Classic);
+    for m in [
+        "c1-d2", "a7-b8", "d2-c1", "b8-a7", "c1-d2", "a7-b8", "d2-c1", "b8-a7",
+    ] {
+        play(&mut g, m);
+    }
+    play(&mut g, "a3-b4");
+    assert!(!automatic(&g).contains(&"RU 1.9.1(d)"));
+    play(&mut g, "a7-b8");
+    assert_eq!(g.counters().moves_since_change, [5, 5]);
+    assert!(automatic(&g).contains(&"RU 1.9.1(d)"));
+    // A capture changes the balance and every count starts again.
+    let mut g = game("W:WKc1,e3:BKh8,g5", Variant::Russian, RuleEdition::Classic);
+    for m in ["c1-d2", "h8-g7", "d2-c1", "g5-f4"] {
+        play(&mut g, m);
+    }
+    assert_eq!(g.counters().moves_since_change, [2, 2]);
+    play(&mut g, "e3:g5");
+    assert_eq!(g.counters().moves_since_change, [0, 0]);
+}
+
+#[test]
+fn ru_1_9_1_e_three_pieces_against_a_lone_king_on_the_main_road() {
+    // The lone black king stays on the main road (a1-h8): drawn after White's 5th move.
+    let fen = "W:WKc1,Ke1,a3:BKd4";
+    let mut g = game(fen, Variant::Russian, RuleEdition::Classic);
+    let cycle = ["c1-d2", "d4-e5", "d2-c1", "e5-d4"];
+    shuffle(&mut g, &cycle, 10, "RU 1.9.1(e)", 9);
+    // Decision: once the lone king is off the road, (e) no longer applies to this balance.
+    let mut g = game(fen, Variant::Russian, RuleEdition::Classic);
+    play(&mut g, "c1-d2");
+    play(&mut g, "d4-c5");
+    assert!(g.counters().left_main_road);
+    for m in [
+        "d2-c1", "c5-d4", "c1-d2", "d4-e5", "d2-c1", "e5-d4", "c1-d2", "d4-e5",
+    ] {
+        play(&mut g, m);
+    }
+    assert!(!automatic(&g).contains(&"RU 1.9.1(e)"));
+}
+
+#[test]
+fn ru_1_9_1_f_fifteen_moves_with_kings_only() {
+    // Nine pieces: (d) does not apply; only kings move, so (f) fires after 15 moves each.
+    let mut g = game(
+        "W:WKc1,e3,g3,h2,f2:BKh8,b6,d6,c7",
+        Variant::Russian,
+        RuleEdition::Classic,
+    );
+    let cycle = ["c1-d2", "h8-g7", "d2-c1", "g7-h8"];
+    shuffle(&mut g, &cycle, 31, "RU 1.9.1(f)", 30);
+}
+
+#[test]
+fn ru_1_9_1_g_threefold_repetition_is_claimable_not_automatic() {
+    let mut g = game(
+        "W:WKc1,e3,g3,h2,f2:BKh8,b6,d6,c7",
+        Variant::Russian,
+        RuleEdition::Classic,
+    );
+    for m in [
+        "c1-d2", "h8-g7", "d2-c1", "g7-h8", "c1-d2", "h8-g7", "d2-c1",
+    ] {
+        play(&mut g, m);
+        assert!(g.draws().is_empty());
+    }
+    play(&mut g, "g7-h8");
+    assert_eq!(g.repetitions(), 3);
+    let d = g.draws();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].rule, "RU 1.9.1(g)");
+    assert_eq!(d[0].mode, DrawMode::Claimable);
+}
+
+#[test]
+fn ru_2013_7_2_8_two_pieces_against_a_lone_king_5_moves() {
+    let mut g = game("W:WKc1,h2:BKa7", Variant::Russian, RuleEdition::Edition2013);
+    let cycle = ["c1-d2", "a7-b8", "d2-c1", "b8-a7"];
+    // White's 5th move is ply 9; the classic 5-move bracket (d) is gone in 2013.
+    shuffle(&mut g, &cycle, 10, "RU-2013 7.2.8", 9);
+    assert!(!automatic(&g).contains(&"RU 1.9.1(d)"));
+    assert!(g.ru2013_not_played_out());
+}
+
+#[test]
+fn ru_2013_7_2_6_keeps_only_the_30_and_60_move_brackets() {
+    let mut g = game(
+        "W:WKc1,Ke1,h2:BKa7,h6",
+        Variant::Russian,
+        RuleEdition::Edition2013,
+    );
+    let cycle = ["c1-d2", "a7-b8", "d2-c1", "b8-a7"];
+    shuffle(&mut g, &cycle, 60, "RU-2013 7.2.6", 60);
+}
+
+#[test]
+fn fmjd_25_king_moves_each() {
+    let mut g = game(
+        "W:WK47,45:BK1,10",
+        Variant::International,
+        RuleEdition::Classic,
+    );
+    let cycle = ["47-42", "1-6", "42-47", "6-1"];
+    shuffle(&mut g, &cycle, 51, "FMJD 25 king moves", 50);
+}
+
+#[test]
+fn fmjd_three_pieces_against_a_lone_king_16_moves() {
+    let mut g = game(
+        "W:WK47,K48,K49:BK1",
+        Variant::International,
+        RuleEdition::Classic,
+    );
+    let cycle = ["47-42", "1-6", "42-47", "6-1"];
+    shuffle(&mut g, &cycle, 33, "FMJD 16 moves", 32);
+}
+
+#[test]
+fn fmjd_two_pieces_against_a_lone_king_5_moves() {
+    let mut g = game(
+        "W:WK47,K48:BK1",
+        Variant::International,
+        RuleEdition::Classic,
+    );
+    let cycle = ["47-42", "1-6", "42-47", "6-1"];
+    shuffle(&mut g, &cycle, 11, "FMJD 5 moves", 10);
+}
+
+#[test]
+fn en_40_move_rule_counts_from_the_arbiters_request() {
+    let mut g = game("B:WK29,K30:BK1", Variant::English, RuleEdition::Classic);
+    play(&mut g, "1-6");
+    assert!(automatic(&g).is_empty());
+    g.start_forty_move_count(Color::White);
+    let cycle = ["29-25", "6-1", "25-29", "1-6"];
+    // White's 40th move after the request is ply 79.
+    shuffle(&mut g, &cycle, 80, "EN 40-move rule", 79);
+}
+
+#[test]
+fn outcome_no_pieces_and_no_moves_lose_ru_1_8() {
+    let g = game("W:W:BKa7", Variant::Russian, RuleEdition::Classic);
+    let o = g.outcome().expect("no white pieces");
+    assert_eq!(o.winner, Color::Black);
+    assert_eq!(o.rule, "RU 1.8");
+    // White man on a7 blocked by b8 (a black man on b8 cannot move either, but it is
+    // White to move).
+    let g = game("W:Wh2:Bg3,f4", Variant::Russian, RuleEdition::Classic);
+    let o = g.outcome().expect("blocked");
+    assert_eq!(o.winner, Color::Black);
+}
