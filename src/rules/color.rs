@@ -19,6 +19,18 @@ impl Color {
     /// Both colours, White first.
     pub const ALL: [Color; 2] = [Color::White, Color::Black];
 
+    /// Both colours, White first (the clock's name for [`Color::ALL`]).
+    pub const BOTH: [Color; 2] = Color::ALL;
+
+    /// The other side.
+    #[must_use]
+    pub const fn opposite(self) -> Color {
+        match self {
+            Color::White => Color::Black,
+            Color::Black => Color::White,
+        }
+    }
+
     /// 0 for White, 1 for Black: an index into per-side arrays.
     #[inline]
     pub const fn index(self) -> usize {
