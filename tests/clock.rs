@@ -1239,11 +1239,13 @@ mod properties {
                         model.accept(op);
                         match op {
                             ClockOp::Start { .. } | ClockOp::Press { .. } => {
-                                if let ClockOp::Press { side, .. } = op
-                                    && let Some(r0) = move_start[side.index_for_test()]
-                                    && delay_only
-                                {
-                                    prop_assert!(clock.remaining(side, now) <= r0);
+                                if let ClockOp::Press { side, .. } = op {
+                                    match move_start[side.index_for_test()] {
+                                        Some(r0) if delay_only => {
+                                            prop_assert!(clock.remaining(side, now) <= r0);
+                                        }
+                                        _ => {}
+                                    }
                                 }
                                 if let Phase::Running(mover) = clock.phase(now) {
                                     move_start[mover.index_for_test()] =

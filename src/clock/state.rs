@@ -539,9 +539,7 @@ impl Core {
     fn next_due(&self, control: &TimeControl) -> Option<(Millis, Due)> {
         let mut best: Option<(Millis, Due)> = None;
         let mut consider = |e: Option<Millis>, due: Due| {
-            if let Some(e) = e
-                && best.is_none_or(|b| (e, due) < b)
-            {
+            if let Some(e) = e.filter(|&e| best.is_none_or(|b| (e, due) < b)) {
                 best = Some((e, due));
             }
         };
@@ -669,9 +667,13 @@ impl Core {
                 if self.run != Run::NotStarted {
                     return Err(ClockError::AlreadyStarted);
                 }
-                if control.options().increment_at_start
-                    && let Some(Bonus::Increment(inc)) = control.period(1).map(|p| p.bonus)
-                {
+                let at_start = match control.period(1).map(|p| p.bonus) {
+                    Some(Bonus::Increment(inc)) if control.options().increment_at_start => {
+                        Some(inc)
+                    }
+                    _ => None,
+                };
+                if let Some(inc) = at_start {
                     for s in Side::BOTH {
                         let i = s.index();
                         self.base[i] = self.base[i].checked_add(inc).ok_or(ClockError::Overflow)?;
@@ -714,10 +716,10 @@ impl Core {
                 self.moves[i] = self.moves[i].saturating_add(1);
                 self.period_moves[i] = self.period_moves[i].saturating_add(1);
                 let count = control.period(self.periods[i]).and_then(|p| p.moves);
-                if !control.options().period_on_flag
-                    && count.is_some_and(|n| self.period_moves[i] >= n)
-                    && let Some(next) = control.next_period(self.periods[i])
-                {
+                let completed = !control.options().period_on_flag
+                    && count.is_some_and(|n| self.period_moves[i] >= n);
+                let next = control.next_period(self.periods[i]).filter(|_| completed);
+                if let Some(next) = next {
                     rem = rem.checked_add(next.time).ok_or(ClockError::Overflow)?;
                     l.periods = l.periods.saturating_add(next.time);
                     self.periods[i] = self.periods[i].saturating_add(1);
