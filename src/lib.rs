@@ -3,11 +3,13 @@
 //! Layers, each depending only on the ones below it:
 //! - [`rules`]: pure rules of every variant (boards, move generation, draw counters);
 //! - [`notation`]: squares, moves, FEN and PDN, read and written;
-//! - [`clock`]: time controls and clock arithmetic, driven by explicit instants.
+//! - [`clock`]: time controls and clock arithmetic, driven by explicit instants;
+//! - [`game`]: the arbiter session, one deterministic judge per game.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod cli;
 pub mod clock;
+pub mod game;
 pub mod notation;
 pub mod rules;

@@ -1115,7 +1115,7 @@ mod properties {
     fn make_op(kind: u8, now: Millis, choice: u8, amount: u64, clock: &Clock) -> ClockOp {
         let side = match clock.phase(now) {
             Phase::Running(s) | Phase::Paused(s) if choice < 8 => s,
-            _ if choice % 2 == 0 => White,
+            _ if choice.is_multiple_of(2) => White,
             _ => Black,
         };
         match kind {

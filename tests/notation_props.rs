@@ -11,10 +11,17 @@ fn variant() -> impl Strategy<Value = Variant> {
 
 /// A random legal position: each square empty, a man or a king of either side.
 fn position() -> impl Strategy<Value = Position> {
-    (variant(), proptest::collection::vec(0u8..8, 64), any::<bool>()).prop_filter_map(
-        "illegal setup",
-        |(v, cells, white_to_move)| {
-            let turn = if white_to_move { Color::White } else { Color::Black };
+    (
+        variant(),
+        proptest::collection::vec(0u8..8, 64),
+        any::<bool>(),
+    )
+        .prop_filter_map("illegal setup", |(v, cells, white_to_move)| {
+            let turn = if white_to_move {
+                Color::White
+            } else {
+                Color::Black
+            };
             let mut setup = Setup::empty(v, turn);
             for (sq, cell) in v.geometry().order.iter().zip(cells) {
                 match cell {
@@ -32,8 +39,7 @@ fn position() -> impl Strategy<Value = Position> {
                 }
             }
             Position::from_setup(&setup).ok()
-        },
-    )
+        })
 }
 
 /// A position reached by random legal moves from the start.

@@ -296,11 +296,11 @@ impl fmt::Display for Duration {
         let ms = self.0;
         if ms == 0 {
             f.write_str("0s")
-        } else if ms % HOUR == 0 {
+        } else if ms.is_multiple_of(HOUR) {
             write!(f, "{}h", ms / HOUR)
-        } else if ms % MINUTE == 0 {
+        } else if ms.is_multiple_of(MINUTE) {
             write!(f, "{}m", ms / MINUTE)
-        } else if ms % SECOND == 0 {
+        } else if ms.is_multiple_of(SECOND) {
             write!(f, "{}s", ms / SECOND)
         } else {
             write!(f, "{ms}ms")

@@ -1,0 +1,379 @@
+//! Electronic boards: touches, lifts, placements and releases, or whole-board snapshots,
+//! turned into moves, touch-move obligations and irregularities (RU 1.4.6–1.4.9,
+//! 1.5.10–1.5.13; FMJD Annex 1, 4.4–4.5).
+
+use super::command::{BoardInput, Occupancy, Outcome};
+use super::decide::{Tx, cite};
+use super::error::GameError;
+use super::event::{EndReason, EventKind, IrregularityKind, MoveSource};
+use crate::notation::square::square_number;
+use crate::rules::variant::CaptureChoice;
+use crate::rules::{Color, Move, Square};
+
+pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameError> {
+    if tx.s.result.is_some() {
+        return Err(GameError::GameOver);
+    }
+    if !tx.s.started {
+        return Err(GameError::NotStarted);
+    }
+    match input {
+        BoardInput::Touch(n) => touch(tx, n),
+        BoardInput::Lift(n) => lift(tx, n),
+        BoardInput::Place(n) => {
+            let sq = square(tx, n)?;
+            if tx.s.hand.is_none() {
+                return Err(GameError::not_allowed(
+                    "board out of step: nothing is held",
+                    "RU 1.4.8",
+                ));
+            }
+            if tx.s.physical_piece(sq).is_some() {
+                return Err(GameError::not_allowed(
+                    format!("board out of step: square {n} is occupied"),
+                    "RU 1.4.8",
+                ));
+            }
+            tx.emit(EventKind::PiecePlaced { square: n }, None)
+        }
+        BoardInput::Release(n) => release(tx, n),
+        BoardInput::AdjustAnnounced(side) => {
+            if tx.s.position().turn() != side || tx.s.awaiting_press.is_some() {
+                return Err(GameError::not_allowed(
+                    "pieces may be adjusted only on one's own turn",
+                    "RU 1.4.9",
+                ));
+            }
+            tx.emit(EventKind::AdjustAnnounced { side }, Some("RU 1.4.9"))
+        }
+        BoardInput::ClockPress(side) => clock_press(tx, side),
+        BoardInput::Snapshot(occ) => snapshot(tx, &occ),
+    }
+}
+
+fn square(tx: &Tx, n: u32) -> Result<Square, GameError> {
+    tx.s.square(n).map_err(GameError::Invalid)
+}
+
+/// The side to move, when nobody is waiting to press.
+fn mover(tx: &Tx) -> Option<Color> {
+    tx.s.awaiting_press
+        .is_none()
+        .then(|| tx.s.position().turn())
+}
+
+fn touch(tx: &mut Tx, n: u32) -> Result<(), GameError> {
+    let sq = square(tx, n)?;
+    let own =
+        tx.s.physical_piece(sq)
+            .is_some_and(|(c, _)| Some(c) == mover(tx));
+    let adjusting = tx.s.touch.adjusting.is_some();
+    let movable = tx.s.has_move_from(sq);
+    let binding = own && !adjusting && tx.s.touch.bound.is_none() && movable;
+    let immovable = own && !adjusting && !movable && tx.s.settings.touch_penalty();
+    // RU 1.4.7: touching a piece with no legal move has no consequence.
+    let rule = if own && !adjusting {
+        Some("RU 1.4.7")
+    } else {
+        None
+    };
+    tx.emit(
+        EventKind::PieceTouched {
+            square: n,
+            binding,
+            immovable,
+        },
+        rule,
+    )?;
+    if immovable {
+        // English practice (seed 004): warned the first time, loses the second.
+        let side = tx.s.position().turn();
+        if tx.s.touch.immovable[side.index()] >= 2 {
+            return tx.end(
+                Outcome::win_for(!side),
+                EndReason::TouchPenalty,
+                Some("EN touch rule"),
+                None,
+            );
+        }
+        tx.emit(
+            EventKind::Warning {
+                side,
+                reason: format!("touched the piece on {n}, which cannot move"),
+            },
+            Some("EN touch rule"),
+        )?;
+    }
+    Ok(())
+}
+
+fn lift(tx: &mut Tx, n: u32) -> Result<(), GameError> {
+    let sq = square(tx, n)?;
+    let Some((color, _)) = tx.s.physical_piece(sq) else {
+        return Err(GameError::not_allowed(
+            format!("board out of step: no piece on {n}"),
+            "RU 1.4.6",
+        ));
+    };
+    let removing = !tx.s.pending_removal.is_empty();
+    if removing {
+        let capturer = !tx.s.position().turn();
+        let expected = tx.s.pending_removal[0];
+        let last = *tx.s.pending_removal.last().unwrap_or(&expected);
+        let either_end = tx.s.variant().rules().capture_choice == CaptureChoice::MaximumPieces;
+        let in_order = sq == expected || (either_end && sq == last);
+        let listed = tx.s.pending_removal.contains(&sq);
+        tx.emit(EventKind::PieceLifted { square: n }, None)?;
+        if !listed || !in_order {
+            let detail = if listed {
+                format!("captured piece on {n} removed out of capture order")
+            } else {
+                format!("piece on {n} removed but not captured")
+            };
+            let rule = cite(&tx.s, "RU 1.5.12", "FMJD 4.4", "EN capture");
+            tx.emit(
+                EventKind::Irregularity {
+                    side: capturer,
+                    kind: IrregularityKind::WrongRemoval,
+                    detail,
+                    retake_with: None,
+                },
+                Some(rule),
+            )?;
+        }
+        if tx.s.pending_removal.is_empty() {
+            let rule = cite(&tx.s, "RU 1.5.13", "FMJD 4.5", "EN capture");
+            tx.emit(EventKind::RemovalComplete { side: capturer }, Some(rule))?;
+        }
+        return Ok(());
+    }
+    if tx.s.hand.is_some() {
+        return Err(GameError::not_allowed(
+            "board out of step: a piece is already in hand",
+            "RU 1.4.8",
+        ));
+    }
+    // Lifting one's own piece touches it (RU 1.4.7) unless adjusting.
+    let own = Some(color) == mover(tx);
+    if own && tx.s.touch.adjusting.is_none() && tx.s.touch.bound.is_none() && tx.s.has_move_from(sq)
+    {
+        tx.emit(
+            EventKind::PieceTouched {
+                square: n,
+                binding: true,
+                immovable: false,
+            },
+            Some("RU 1.4.7"),
+        )?;
+    }
+    tx.emit(EventKind::PieceLifted { square: n }, None)
+}
+
+/// The legal moves that fit a piece lifted from `from`, put down on `placements` in turn
+/// and released on `to` (RU 1.5.10: the placements show the capture path).
+fn matching(tx: &Tx, from: Square, placements: &[Square], to: Square) -> Vec<Move> {
+    let mut found: Vec<Move> = Vec::new();
+    for m in tx.s.position().legal_moves_all_paths() {
+        if m.from() != from || m.to() != to {
+            continue;
+        }
+        let landings: Vec<Square> = m.landings().collect();
+        let mut it = landings.iter();
+        let inner = placements.iter().filter(|&&p| p != to);
+        let fits = inner.clone().all(|p| it.any(|l| l == p));
+        if fits && !found.iter().any(|f| f.same_move(&m)) {
+            found.push(m);
+        }
+    }
+    found
+}
+
+fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
+    let to = square(tx, n)?;
+    let Some(hand) = tx.s.hand.clone() else {
+        return Err(GameError::not_allowed(
+            "board out of step: nothing is held",
+            "RU 1.4.6",
+        ));
+    };
+    if tx.s.physical_piece(to).is_some() {
+        return Err(GameError::not_allowed(
+            format!("board out of step: square {n} is occupied"),
+            "RU 1.4.6",
+        ));
+    }
+    let v = tx.s.variant();
+    let from_n = square_number(hand.from, v);
+    if to == hand.from {
+        // Put back where it was: no move (the touch may still bind, RU 1.4.7).
+        tx.emit(EventKind::PieceReleased { square: n }, None)?;
+        return resolve_if_restored(tx);
+    }
+    let Some(side) = mover(tx).filter(|&m| m == hand.color) else {
+        tx.emit(EventKind::PieceReleased { square: n }, None)?;
+        return tx.emit(
+            EventKind::Irregularity {
+                side: hand.color,
+                kind: IrregularityKind::OutOfTurn,
+                detail: format!(
+                    "{} piece moved from {from_n} to {n} out of turn",
+                    hand.color
+                ),
+                retake_with: None,
+            },
+            Some("RU 1.4.1"),
+        );
+    };
+    let found = matching(tx, hand.from, &hand.placements, to);
+    let bound = tx.s.touch.bound;
+    match found.as_slice() {
+        [mv] if bound.is_none_or(|b| b == hand.from) => {
+            // RU 1.4.6 / 1.5.11: the move is made when the hand leaves the piece.
+            tx.play(mv, MoveSource::Board, false)
+        }
+        [_] => {
+            let b = bound.map(|b| square_number(b, v)).unwrap_or(0);
+            tx.emit(EventKind::PieceReleased { square: n }, None)?;
+            tx.emit(
+                EventKind::Irregularity {
+                    side,
+                    kind: IrregularityKind::TouchMove,
+                    detail: format!("moved {from_n}; the touched piece on {b} must be moved"),
+                    retake_with: Some(b),
+                },
+                Some("RU 1.4.7"),
+            )
+        }
+        [] | [_, _, ..] => {
+            tx.emit(EventKind::PieceReleased { square: n }, None)?;
+            let (detail, rule) = if found.len() > 1 {
+                (
+                    format!("{from_n} to {n}: the capture path was not shown square by square"),
+                    cite(&tx.s, "RU 1.5.10", "FMJD 4.4", "EN capture"),
+                )
+            } else {
+                describe_illegal(tx, hand.from, to)
+            };
+            let retake = tx.s.has_move_from(hand.from).then_some(from_n);
+            tx.emit(
+                EventKind::Irregularity {
+                    side,
+                    kind: IrregularityKind::IllegalMove,
+                    detail,
+                    retake_with: retake,
+                },
+                Some(rule),
+            )
+        }
+    }
+}
+
+fn describe_illegal(tx: &Tx, from: Square, to: Square) -> (String, &'static str) {
+    let v = tx.s.variant();
+    let (f, t) = (square_number(from, v), square_number(to, v));
+    let moves = tx.s.position().legal_moves();
+    if moves.first().is_some_and(Move::is_capture) {
+        if moves.iter().any(|m| m.from() == from) {
+            (
+                format!("{f} to {t} is not a complete capture"),
+                cite(&tx.s, "RU 1.5.5", "FMJD 4.5", "EN capture"),
+            )
+        } else {
+            (
+                format!("{f} to {t}: a capture is compulsory"),
+                cite(&tx.s, "RU 1.5.3", "FMJD 4.2", "EN capture"),
+            )
+        }
+    } else {
+        (format!("{f} to {t} is not a legal move"), "RU 1.4")
+    }
+}
+
+/// After a put-back, an outstanding irregularity is over once the board shows the
+/// official position again.
+fn resolve_if_restored(tx: &mut Tx) -> Result<(), GameError> {
+    if tx.s.irregularity.is_some() && tx.s.board_matches() {
+        let fen = crate::notation::write_fen(tx.s.position());
+        tx.emit(EventKind::IrregularityResolved { ruling: None, fen }, None)?;
+    }
+    Ok(())
+}
+
+fn clock_press(tx: &mut Tx, side: Color) -> Result<(), GameError> {
+    if tx.s.clock.is_none() {
+        return Err(GameError::not_allowed("the game is untimed", "RU 1.8"));
+    }
+    let (kind, detail, rule) = if tx.s.awaiting_press != Some(side) {
+        (
+            IrregularityKind::PressWithoutMove,
+            format!("{side} pressed the clock without a move"),
+            "RU 1.4.6",
+        )
+    } else if !tx.s.pending_removal.is_empty() {
+        (
+            IrregularityKind::PressBeforeRemoval,
+            "clock pressed before the captured pieces were removed".to_string(),
+            cite(&tx.s, "RU 1.5.13", "FMJD 4.5", "EN capture"),
+        )
+    } else {
+        return tx.press(side);
+    };
+    // The press does not switch the clocks: the judge runs them.
+    tx.emit(
+        EventKind::Irregularity {
+            side,
+            kind,
+            detail,
+            retake_with: None,
+        },
+        Some(rule),
+    )
+}
+
+/// A whole-board reading: a move is recognised only when the reading equals the result
+/// of exactly one legal move; anything else (pieces in the air, captured pieces not yet
+/// lifted) is an intermediate state and waits for the next reading, never guessed.
+fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
+    let mut bits = [0u64; 2];
+    for (i, list) in [&occ.white, &occ.black].into_iter().enumerate() {
+        for &n in list {
+            bits[i] |= square(tx, n)?.bit();
+        }
+    }
+    if bits[0] & bits[1] != 0 {
+        return Err(GameError::Invalid(
+            "snapshot: a square holds both colours".into(),
+        ));
+    }
+    let kings = match &occ.kings {
+        Some(list) => {
+            let mut k = 0u64;
+            for &n in list {
+                k |= square(tx, n)?.bit();
+            }
+            Some(k)
+        }
+        None => None,
+    };
+    if tx.s.awaiting_press.is_some() {
+        return Ok(());
+    }
+    let pos = *tx.s.position();
+    let same = |p: &crate::rules::Position| {
+        p.pieces(Color::White) == bits[0]
+            && p.pieces(Color::Black) == bits[1]
+            && kings.is_none_or(|k| k == p.kings())
+    };
+    if same(&pos) {
+        return resolve_if_restored(tx);
+    }
+    let hits: Vec<Move> = pos
+        .legal_moves()
+        .into_iter()
+        .filter(|m| pos.play(m).is_ok_and(|after| same(&after)))
+        .collect();
+    if let [mv] = hits.as_slice() {
+        tx.play(mv, MoveSource::Snapshot, false)?;
+    }
+    Ok(())
+}

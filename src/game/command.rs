@@ -1,0 +1,242 @@
+//! What the judge is asked to do: commands from boards, players' apps and arbiters.
+
+use serde::{Deserialize, Serialize};
+
+use crate::rules::Color;
+
+/// Who sent a command (authenticated by the service).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    /// A player, through an app.
+    Player(Color),
+    /// An arbiter, by id.
+    Arbiter(String),
+    /// An electronic board, by id.
+    Board(String),
+    /// The service itself (timers, recovery).
+    System,
+}
+
+/// A player's answer to a draw offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OfferResponse {
+    /// "I agree" (RU 1.9.3).
+    Accept,
+    /// "I do not agree" (RU 1.9.3).
+    Decline,
+    /// Answer after seeing the offerer's move (RU 1.9.5).
+    Postpone,
+}
+
+/// What a draw claim is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimKind {
+    /// Threefold repetition (RU 1.9.2).
+    Repetition,
+    /// A move-count rule (RU 1.9.1 (c)–(f), FMJD, EN 40 moves) met while such draws are
+    /// referred to the arbiter.
+    MoveCount,
+}
+
+/// How the offended side or the arbiter rules on an irregularity (FMJD: the opponent
+/// chooses whether it stands or is corrected).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ruling {
+    /// The position on the board becomes the official one.
+    Stands,
+    /// The board must be put back; the official position stays.
+    Corrected,
+}
+
+/// A final result an arbiter declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// White wins.
+    WhiteWins,
+    /// Black wins.
+    BlackWins,
+    /// Drawn.
+    Draw,
+    /// Both players lose (double forfeit, "0-0").
+    DoubleForfeit,
+    /// The game is void.
+    Annulled,
+}
+
+impl Outcome {
+    /// The win for `side`.
+    pub fn win_for(side: Color) -> Outcome {
+        match side {
+            Color::White => Outcome::WhiteWins,
+            Color::Black => Outcome::BlackWins,
+        }
+    }
+
+    /// The PDN result token.
+    pub fn pdn(self) -> &'static str {
+        match self {
+            Outcome::WhiteWins => "2-0",
+            Outcome::BlackWins => "0-2",
+            Outcome::Draw => "1-1",
+            Outcome::DoubleForfeit => "0-0",
+            Outcome::Annulled => "*",
+        }
+    }
+}
+
+/// A whole-board reading from a board that reports states rather than piece moves:
+/// the PDN squares holding white and black pieces, and the kings when the board can
+/// tell them apart.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Occupancy {
+    /// Squares with a white piece.
+    pub white: Vec<u32>,
+    /// Squares with a black piece.
+    pub black: Vec<u32>,
+    /// Squares with a king, if the board knows.
+    pub kings: Option<Vec<u32>>,
+}
+
+/// What an electronic board reports (squares are PDN numbers of the variant).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoardInput {
+    /// A hand touched the piece on a square.
+    Touch(u32),
+    /// A piece was lifted off a square.
+    Lift(u32),
+    /// The held piece was put down on a square (the hand still holds it).
+    Place(u32),
+    /// The hand left the piece on a square (RU 1.4.6: this makes the move).
+    Release(u32),
+    /// The player said "I adjust" (RU 1.4.9).
+    AdjustAnnounced(Color),
+    /// A side pressed its clock button.
+    ClockPress(Color),
+    /// A whole-board reading.
+    Snapshot(Occupancy),
+}
+
+/// An arbiter's action.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArbiterAction {
+    /// Stop the running clock.
+    PauseClocks,
+    /// Restart the paused clock.
+    ResumeClocks,
+    /// Set a side's remaining time.
+    SetTime {
+        /// The side.
+        side: Color,
+        /// Remaining time, ms.
+        remaining_ms: u64,
+    },
+    /// Give a side extra time.
+    AddTime {
+        /// The side.
+        side: Color,
+        /// Time to add, ms.
+        amount_ms: u64,
+    },
+    /// Take time from a side as a penalty.
+    Penalty {
+        /// The side.
+        side: Color,
+        /// Time to take, ms.
+        amount_ms: u64,
+        /// Why.
+        reason: String,
+    },
+    /// Warn a player.
+    Warn {
+        /// The side.
+        side: Color,
+        /// Why.
+        reason: String,
+    },
+    /// Declare (or correct) the result.
+    DeclareResult {
+        /// The result.
+        outcome: Outcome,
+        /// Why.
+        reason: String,
+    },
+    /// Rule on the pending draw claim.
+    RuleOnClaim {
+        /// Whether the claim is upheld.
+        upheld: bool,
+    },
+    /// Rule on the outstanding irregularity.
+    RuleOnIrregularity {
+        /// Stands or corrected.
+        ruling: Ruling,
+    },
+    /// Set up a position (FEN); the move history starts again from it.
+    SetPosition {
+        /// The position.
+        fen: String,
+    },
+    /// Start the English 40-move count for a side (EN, on request).
+    StartFortyMoveCount {
+        /// The side that must show a win.
+        side: Color,
+    },
+}
+
+/// A command to a game's judge.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Command {
+    /// Start the game: the first side's clock runs.
+    Start,
+    /// A move from an app, in any accepted notation.
+    SubmitMove {
+        /// The side moving.
+        side: Color,
+        /// The move.
+        notation: String,
+        /// Offer a draw with the move, before the press (RU 1.9.3).
+        offer_draw: bool,
+    },
+    /// Press the clock after a move.
+    PressClock {
+        /// The side pressing.
+        side: Color,
+    },
+    /// Offer a draw.
+    OfferDraw {
+        /// The side offering.
+        side: Color,
+    },
+    /// Answer a draw offer.
+    RespondToOffer {
+        /// The side answering.
+        side: Color,
+        /// The answer.
+        response: OfferResponse,
+    },
+    /// Claim a draw.
+    ClaimDraw {
+        /// The side claiming.
+        side: Color,
+        /// Repetition or move count.
+        kind: ClaimKind,
+        /// The move written on the scoresheet and not played (RU 1.9.2).
+        written_move: Option<String>,
+    },
+    /// Resign.
+    Resign {
+        /// The side resigning.
+        side: Color,
+    },
+    /// An electronic board's report.
+    Board(BoardInput),
+    /// An arbiter's action.
+    Arbiter(ArbiterAction),
+}

@@ -1,0 +1,807 @@
+//! Deciding commands: each accepted command becomes events, applied as they are emitted,
+//! so the session after `handle` is exactly the fold of what it returned.
+
+use super::command::{Actor, ArbiterAction, ClaimKind, Command, OfferResponse, Outcome, Ruling};
+use super::error::GameError;
+use super::event::{EndReason, EventKind, GameEvent, MoveSource, Now, OfferTiming};
+use super::session::Session;
+use super::settings::{MoveCountDraws, RepetitionMode};
+use crate::clock::{ClockEvent, ClockOp, FlagCause};
+use crate::notation::fen::{parse_fen, write_fen};
+use crate::notation::movetext::{parse_move, write_move_full};
+use crate::notation::square::square_number;
+use crate::rules::variant::DrawRules;
+use crate::rules::{Color, DrawMode, Move};
+
+/// The rule numbers the judge cites, per rule family.
+pub(super) fn cite(
+    s: &Session,
+    ru: &'static str,
+    fmjd: &'static str,
+    en: &'static str,
+) -> &'static str {
+    match s.variant().rules().draws {
+        DrawRules::Russian => ru,
+        DrawRules::Fmjd => fmjd,
+        DrawRules::English => en,
+    }
+}
+
+/// A command being decided on a working copy of the session.
+pub(super) struct Tx<'a> {
+    pub s: Session,
+    pub events: Vec<GameEvent>,
+    pub now: Now,
+    pub actor: &'a Actor,
+}
+
+impl Tx<'_> {
+    /// Records an event and applies it to the working copy.
+    pub fn emit(&mut self, kind: EventKind, rule: Option<&str>) -> Result<(), GameError> {
+        let event = GameEvent {
+            seq: self.s.seq + 1,
+            at: self.now,
+            actor: self.actor.clone(),
+            rule: rule.map(str::to_string),
+            kind,
+        };
+        self.s
+            .apply(&event)
+            .map_err(|e| GameError::Invalid(format!("internal: {e}")))?;
+        self.events.push(event);
+        Ok(())
+    }
+
+    pub fn end(
+        &mut self,
+        outcome: Outcome,
+        reason: EndReason,
+        rule: Option<&str>,
+        note: Option<String>,
+    ) -> Result<(), GameError> {
+        self.emit(
+            EventKind::GameEnded {
+                outcome,
+                reason,
+                note,
+            },
+            rule,
+        )
+    }
+
+    /// Plays a legal move on the official position, with its press when it is due.
+    pub fn play(&mut self, mv: &Move, source: MoveSource, press: bool) -> Result<(), GameError> {
+        let side = self.s.position().turn();
+        let pos = *self.s.position();
+        let v = self.s.variant();
+        let after = pos
+            .play(mv)
+            .map_err(|_| GameError::Invalid("internal: move".into()))?;
+        // A move by the side that was offered a draw declines it (RU 1.9.3).
+        if let Some(o) = self.s.offer
+            && o.by != side
+        {
+            let rule = cite(&self.s, "RU 1.9.3", "FMJD draw offer", "EN draw offer");
+            self.emit(
+                EventKind::DrawOfferAnswered {
+                    side,
+                    response: OfferResponse::Decline,
+                    by_move: true,
+                },
+                Some(rule),
+            )?;
+        }
+        let rule = if mv.is_capture() {
+            cite(&self.s, "RU 1.5.11", "FMJD 4.4", "EN capture")
+        } else {
+            cite(&self.s, "RU 1.4.6", "FMJD move", "EN move")
+        };
+        self.emit(
+            EventKind::MovePlayed {
+                side,
+                notation: write_move_full(&pos, mv),
+                path: mv.path().map(|s| square_number(s, v)).collect(),
+                captured: mv.captured().map(|s| square_number(s, v)).collect(),
+                source,
+                fen_after: write_fen(&after),
+            },
+            Some(rule),
+        )?;
+        if press {
+            self.press(side)?;
+        }
+        self.after_move()
+    }
+
+    pub fn press(&mut self, side: Color) -> Result<(), GameError> {
+        let Some(clock) = self.s.clock.as_ref() else {
+            return Ok(());
+        };
+        let mut probe = clock.clone();
+        probe.press(side, self.now.mono_ms)?;
+        let (w, b) = (
+            probe.remaining(Color::White, self.now.mono_ms),
+            probe.remaining(Color::Black, self.now.mono_ms),
+        );
+        self.emit(
+            EventKind::ClockPressed {
+                side,
+                white_ms: w,
+                black_ms: b,
+            },
+            None,
+        )
+    }
+
+    /// After a move: the board's own result (RU 1.8), automatic repetition, move-count
+    /// draws (automatic or referred).
+    fn after_move(&mut self) -> Result<(), GameError> {
+        if let Some(o) = self.s.game.outcome() {
+            let reason = match o.reason {
+                crate::rules::EndReason::NoPieces => EndReason::NoPieces,
+                crate::rules::EndReason::NoMoves => EndReason::NoMoves,
+            };
+            return self.end(Outcome::win_for(o.winner), reason, Some(o.rule), None);
+        }
+        for verdict in self.s.game.draws() {
+            match verdict.mode {
+                DrawMode::Claimable => {
+                    if self.s.settings.repetition == RepetitionMode::Automatic {
+                        return self.end(
+                            Outcome::Draw,
+                            EndReason::Repetition,
+                            Some(verdict.rule),
+                            None,
+                        );
+                    }
+                }
+                DrawMode::Automatic => match self.s.settings.move_count_draws {
+                    MoveCountDraws::Automatic => {
+                        return self.end(
+                            Outcome::Draw,
+                            EndReason::MoveCount,
+                            Some(verdict.rule),
+                            None,
+                        );
+                    }
+                    MoveCountDraws::Referred => {
+                        if !self.s.referred.iter().any(|r| r == verdict.rule) {
+                            self.emit(EventKind::DrawConditionReached, Some(verdict.rule))?;
+                        }
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Session {
+    /// Records what time has done by `now`: a "Time!" call, a DGT period, a flag fall and
+    /// the result it brings (RU 1.8; RU 1.9.2 when a claim is pending). The server calls it
+    /// when the timer armed at [`Session::next_deadline`] fires, and before every command.
+    pub fn tick(&mut self, now: Now) -> Vec<GameEvent> {
+        let mut tx = Tx {
+            s: self.clone(),
+            events: Vec::new(),
+            now,
+            actor: &Actor::System,
+        };
+        match tick_inner(&mut tx) {
+            Ok(()) => {
+                *self = tx.s;
+                tx.events
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Whether [`Session::tick`] at `now` would record something.
+    pub fn tick_due(&self, now: Now) -> bool {
+        self.started
+            && self.result.is_none()
+            && self.clock.as_ref().is_some_and(|c| {
+                let mut probe = c.clone();
+                probe
+                    .settle(now.mono_ms)
+                    .map(|events| !events.is_empty())
+                    .unwrap_or(false)
+            })
+    }
+
+    /// Decides a command at `now`. On success the returned events have been applied; on
+    /// error nothing changed.
+    ///
+    /// # Errors
+    /// [`GameError`] saying which rule or field refused it. [`GameError::TickFirst`] when
+    /// time-driven events are due: call [`Session::tick`] first.
+    pub fn handle(
+        &mut self,
+        actor: &Actor,
+        cmd: Command,
+        now: Now,
+    ) -> Result<Vec<GameEvent>, GameError> {
+        if now.mono_ms < self.last_ms {
+            return Err(GameError::Invalid(format!(
+                "time went back: {} ms is before the last event at {} ms",
+                now.mono_ms, self.last_ms
+            )));
+        }
+        if self.tick_due(now) {
+            return Err(GameError::TickFirst);
+        }
+        let mut tx = Tx {
+            s: self.clone(),
+            events: Vec::new(),
+            now,
+            actor,
+        };
+        decide(&mut tx, cmd)?;
+        *self = tx.s;
+        Ok(tx.events)
+    }
+}
+
+fn tick_inner(tx: &mut Tx) -> Result<(), GameError> {
+    if !tx.s.tick_due(tx.now) {
+        return Ok(());
+    }
+    let mut probe = tx.s.clock.clone().ok_or(GameError::NotStarted)?;
+    let events = probe.settle(tx.now.mono_ms)?;
+    tx.emit(
+        EventKind::ClockChanged {
+            op: ClockOp::Settle {
+                now: tx.now.mono_ms,
+            },
+            reason: None,
+        },
+        None,
+    )?;
+    for e in events {
+        match e {
+            ClockEvent::TimeCalled { .. } => {
+                let side = tx.s.clock_side();
+                tx.emit(EventKind::TimeCalled { side }, Some("EN Time!"))?;
+            }
+            ClockEvent::Flagged(flag) => {
+                let loser = flag.side;
+                if let Some(claim) = tx.s.claim.clone() {
+                    // RU 1.9.2: time ran out while the claim was checked.
+                    let upheld = claim.correct;
+                    tx.emit(EventKind::ClaimDecided { upheld }, Some("RU 1.9.2"))?;
+                    return if upheld {
+                        tx.end(Outcome::Draw, EndReason::Repetition, Some("RU 1.9.2"), None)
+                    } else {
+                        tx.end(
+                            Outcome::win_for(!loser),
+                            EndReason::IncorrectClaimOnTime,
+                            Some("RU 1.9.2"),
+                            None,
+                        )
+                    };
+                }
+                let (reason, rule) = match flag.cause {
+                    FlagCause::MoveLimit => (EndReason::MoveLimit, "EN Time!"),
+                    FlagCause::TimeExpired => (
+                        EndReason::FlagFall,
+                        cite(&tx.s, "RU 1.8", "FMJD time", "EN time"),
+                    ),
+                };
+                return tx.end(Outcome::win_for(!loser), reason, Some(rule), None);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn running(s: &Session) -> Result<(), GameError> {
+    if s.result.is_some() {
+        return Err(GameError::GameOver);
+    }
+    if !s.started {
+        return Err(GameError::NotStarted);
+    }
+    Ok(())
+}
+
+fn decide(tx: &mut Tx, cmd: Command) -> Result<(), GameError> {
+    match cmd {
+        Command::Start => {
+            if tx.s.result.is_some() {
+                return Err(GameError::GameOver);
+            }
+            if tx.s.started {
+                return Err(GameError::AlreadyStarted);
+            }
+            tx.emit(EventKind::GameStarted, None)
+        }
+        Command::SubmitMove {
+            side,
+            notation,
+            offer_draw,
+        } => submit_move(tx, side, &notation, offer_draw),
+        Command::PressClock { side } => press_clock(tx, side),
+        Command::OfferDraw { side } => offer_draw(tx, side),
+        Command::RespondToOffer { side, response } => respond(tx, side, response),
+        Command::ClaimDraw {
+            side,
+            kind,
+            written_move,
+        } => claim(tx, side, kind, written_move.as_deref()),
+        Command::Resign { side } => {
+            running(&tx.s)?;
+            let rule = cite(&tx.s, "RU 1.8", "FMJD resignation", "EN resignation");
+            tx.end(
+                Outcome::win_for(!side),
+                EndReason::Resignation,
+                Some(rule),
+                None,
+            )
+        }
+        Command::Board(input) => super::board::board_input(tx, input),
+        Command::Arbiter(action) => arbiter(tx, action),
+    }
+}
+
+fn move_preconditions(s: &Session, side: Color) -> Result<(), GameError> {
+    running(s)?;
+    if s.claim.is_some() {
+        return Err(GameError::not_allowed(
+            "a draw claim is being decided",
+            "RU 1.9.2",
+        ));
+    }
+    match s.awaiting_press {
+        Some(mover) if mover == side => {
+            return Err(GameError::not_allowed(
+                format!("{side} has moved and must press the clock"),
+                "RU 1.4.1",
+            ));
+        }
+        Some(mover) => {
+            return Err(GameError::not_allowed(
+                format!("{mover} has not pressed the clock yet"),
+                "RU 1.4.1",
+            ));
+        }
+        None => {}
+    }
+    if s.position().turn() != side {
+        return Err(GameError::NotYourTurn { side });
+    }
+    if s.irregularity.is_some() {
+        return Err(GameError::not_allowed(
+            "an irregularity on the board must be put right or ruled on first",
+            "RU 1.4",
+        ));
+    }
+    Ok(())
+}
+
+fn submit_move(tx: &mut Tx, side: Color, notation: &str, offer: bool) -> Result<(), GameError> {
+    move_preconditions(&tx.s, side)?;
+    let mv = parse_move(notation, tx.s.position()).map_err(GameError::IllegalMove)?;
+    if let Some(bound) = tx.s.touch.bound
+        && bound != mv.from()
+    {
+        let n = square_number(bound, tx.s.variant());
+        return Err(GameError::not_allowed(
+            format!("the touched piece on {n} must be moved"),
+            "RU 1.4.7",
+        ));
+    }
+    if offer {
+        check_offer_allowed(&tx.s, side)?;
+    }
+    let press = tx.s.settings.press_on_move && !offer;
+    tx.play(&mv, MoveSource::Digital, press)?;
+    if offer && tx.s.result.is_none() {
+        let rule = cite(&tx.s, "RU 1.9.3", "FMJD draw offer", "EN draw offer");
+        tx.emit(
+            EventKind::DrawOffered {
+                side,
+                timing: OfferTiming::AfterOwnMove,
+            },
+            Some(rule),
+        )?;
+        if tx.s.settings.press_on_move {
+            tx.press(side)?;
+        }
+    }
+    Ok(())
+}
+
+fn press_clock(tx: &mut Tx, side: Color) -> Result<(), GameError> {
+    running(&tx.s)?;
+    if tx.s.clock.is_none() {
+        return Err(GameError::not_allowed("the game is untimed", "RU 1.8"));
+    }
+    if tx.s.awaiting_press != Some(side) {
+        return Err(GameError::not_allowed(
+            format!("{side} has no move to complete with a press"),
+            "RU 1.4.1",
+        ));
+    }
+    if !tx.s.pending_removal.is_empty() {
+        let rule = cite(&tx.s, "RU 1.5.13", "FMJD 4.5", "EN capture");
+        return Err(GameError::not_allowed(
+            "captured pieces are still on the board",
+            rule,
+        ));
+    }
+    tx.press(side)
+}
+
+fn check_offer_allowed(s: &Session, side: Color) -> Result<(), GameError> {
+    running(s)?;
+    if s.offer.is_some() {
+        return Err(GameError::not_allowed(
+            "a draw offer is already pending",
+            "RU 1.9.3",
+        ));
+    }
+    if s.offer_barred == Some(side) {
+        return Err(GameError::not_allowed(
+            format!("{side}'s offer was declined; {} must offer first", !side),
+            "RU 1.9.6",
+        ));
+    }
+    let move_number = s.game.moves().len() as u32 / 2 + 1;
+    if move_number < s.settings.min_move_for_offer {
+        return Err(GameError::not_allowed(
+            format!(
+                "no draw offers before move {}",
+                s.settings.min_move_for_offer
+            ),
+            "event rule",
+        ));
+    }
+    Ok(())
+}
+
+fn offer_draw(tx: &mut Tx, side: Color) -> Result<(), GameError> {
+    check_offer_allowed(&tx.s, side)?;
+    let timing = if tx.s.awaiting_press == Some(side) {
+        OfferTiming::AfterOwnMove
+    } else if tx.s.position().turn() == side {
+        OfferTiming::BeforeOwnMove
+    } else {
+        OfferTiming::DuringOpponentsTurn
+    };
+    let rule = match timing {
+        OfferTiming::AfterOwnMove => "RU 1.9.3",
+        OfferTiming::DuringOpponentsTurn => "RU 1.9.4",
+        OfferTiming::BeforeOwnMove => "RU 1.9.5",
+    };
+    tx.emit(EventKind::DrawOffered { side, timing }, Some(rule))?;
+    if timing == OfferTiming::DuringOpponentsTurn {
+        tx.emit(
+            EventKind::Warning {
+                side,
+                reason: "draw offered while the opponent's clock runs".into(),
+            },
+            Some("RU 1.9.4"),
+        )?;
+    }
+    Ok(())
+}
+
+fn respond(tx: &mut Tx, side: Color, response: OfferResponse) -> Result<(), GameError> {
+    running(&tx.s)?;
+    let offer = tx
+        .s
+        .offer
+        .ok_or_else(|| GameError::not_allowed("there is no draw offer to answer", "RU 1.9.3"))?;
+    if offer.by == side {
+        return Err(GameError::not_allowed(
+            "a player cannot answer their own offer",
+            "RU 1.9.3",
+        ));
+    }
+    match response {
+        OfferResponse::Accept => {
+            tx.emit(
+                EventKind::DrawOfferAnswered {
+                    side,
+                    response,
+                    by_move: false,
+                },
+                Some("RU 1.9.3"),
+            )?;
+            let rule = cite(&tx.s, "RU 1.9.1(a)", "FMJD agreement", "EN agreement");
+            tx.end(Outcome::Draw, EndReason::Agreement, Some(rule), None)
+        }
+        OfferResponse::Decline => tx.emit(
+            EventKind::DrawOfferAnswered {
+                side,
+                response,
+                by_move: false,
+            },
+            Some("RU 1.9.6"),
+        ),
+        OfferResponse::Postpone => {
+            // Only an offer made before the offerer's own move, not yet followed by it.
+            let before_move = offer.timing == OfferTiming::BeforeOwnMove
+                && tx.s.game.moves().len() == offer.ply
+                && !offer.postponed;
+            if !before_move {
+                return Err(GameError::not_allowed(
+                    "only an offer made before the offerer's move may be postponed, once",
+                    "RU 1.9.5",
+                ));
+            }
+            tx.emit(
+                EventKind::DrawOfferAnswered {
+                    side,
+                    response,
+                    by_move: false,
+                },
+                Some("RU 1.9.5"),
+            )
+        }
+    }
+}
+
+fn claim(
+    tx: &mut Tx,
+    side: Color,
+    kind: ClaimKind,
+    written: Option<&str>,
+) -> Result<(), GameError> {
+    running(&tx.s)?;
+    if tx.s.claim.is_some() {
+        return Err(GameError::not_allowed(
+            "a claim is already being decided",
+            "RU 1.9.2",
+        ));
+    }
+    if tx.s.awaiting_press == Some(side) {
+        return Err(GameError::not_allowed(
+            "the move was played on the board: the right to claim this repetition is lost",
+            "RU 1.9.2",
+        ));
+    }
+    if tx.s.position().turn() != side {
+        return Err(GameError::not_allowed(
+            "a draw is claimed by the side to move, before its move",
+            "RU 1.9.2",
+        ));
+    }
+    let (correct, written_mv, rule) = match kind {
+        ClaimKind::Repetition => {
+            let rule = cite(
+                &tx.s,
+                "RU 1.9.2",
+                "FMJD threefold repetition",
+                "EN threefold repetition",
+            );
+            match written {
+                Some(text) => {
+                    let mv = parse_move(text, tx.s.position()).map_err(GameError::IllegalMove)?;
+                    let after =
+                        tx.s.position()
+                            .play(&mv)
+                            .map_err(|_| GameError::Invalid("internal: written move".into()))?;
+                    (tx.s.game.occurrences(&after) + 1 >= 3, Some(mv), rule)
+                }
+                None => (tx.s.game.repetitions() >= 3, None, rule),
+            }
+        }
+        ClaimKind::MoveCount => {
+            if written.is_some() {
+                return Err(GameError::Invalid(
+                    "written_move: only a repetition claim has one".into(),
+                ));
+            }
+            let found =
+                tx.s.game
+                    .draws()
+                    .into_iter()
+                    .find(|d| d.mode == DrawMode::Automatic);
+            (found.is_some(), None, found.map_or("RU 1.9.1", |d| d.rule))
+        }
+    };
+    let written_text = written_mv.map(|m| write_move_full(tx.s.position(), &m));
+    tx.emit(
+        EventKind::ClaimMade {
+            side,
+            kind,
+            written_move: written_text,
+            correct,
+        },
+        Some(rule),
+    )?;
+    if tx.s.settings.claims_need_arbiter {
+        // The claimant's clock keeps running until the arbiter rules (RU 1.9.2).
+        return Ok(());
+    }
+    decide_claim(tx, correct)
+}
+
+/// Ends the pending claim: a draw if upheld; otherwise the written move is played and
+/// the game goes on (RU 1.9.2).
+fn decide_claim(tx: &mut Tx, upheld: bool) -> Result<(), GameError> {
+    let claim =
+        tx.s.claim
+            .clone()
+            .ok_or_else(|| GameError::not_allowed("there is no pending claim", "RU 1.9.2"))?;
+    tx.emit(EventKind::ClaimDecided { upheld }, Some("RU 1.9.2"))?;
+    if upheld {
+        let reason = match claim.kind {
+            ClaimKind::Repetition => EndReason::Repetition,
+            ClaimKind::MoveCount => EndReason::MoveCount,
+        };
+        return tx.end(Outcome::Draw, reason, Some("RU 1.9.2"), None);
+    }
+    if let Some(text) = claim.written_move {
+        let mv = parse_move(&text, tx.s.position()).map_err(GameError::IllegalMove)?;
+        let press = tx.s.clock.is_some();
+        tx.play(&mv, MoveSource::WrittenClaim, press)?;
+    }
+    Ok(())
+}
+
+fn arbiter(tx: &mut Tx, action: ArbiterAction) -> Result<(), GameError> {
+    let now = tx.now.mono_ms;
+    let clock_op = |tx: &mut Tx, op: ClockOp, reason: Option<String>| -> Result<(), GameError> {
+        let mut probe =
+            tx.s.clock
+                .clone()
+                .ok_or_else(|| GameError::not_allowed("the game is untimed", "RU 1.8"))?;
+        probe.apply(op)?;
+        tx.emit(EventKind::ClockChanged { op, reason }, None)
+    };
+    match action {
+        ArbiterAction::PauseClocks => {
+            running(&tx.s)?;
+            clock_op(tx, ClockOp::Pause { now }, None)
+        }
+        ArbiterAction::ResumeClocks => {
+            running(&tx.s)?;
+            clock_op(tx, ClockOp::Resume { now }, None)
+        }
+        ArbiterAction::SetTime { side, remaining_ms } => {
+            if tx.s.result.is_some() {
+                return Err(GameError::GameOver);
+            }
+            clock_op(
+                tx,
+                ClockOp::SetRemaining {
+                    side,
+                    remaining: remaining_ms,
+                    now,
+                },
+                None,
+            )
+        }
+        ArbiterAction::AddTime { side, amount_ms } => {
+            if tx.s.result.is_some() {
+                return Err(GameError::GameOver);
+            }
+            clock_op(
+                tx,
+                ClockOp::AddTime {
+                    side,
+                    amount: amount_ms,
+                    now,
+                },
+                None,
+            )
+        }
+        ArbiterAction::Penalty {
+            side,
+            amount_ms,
+            reason,
+        } => {
+            running(&tx.s)?;
+            clock_op(
+                tx,
+                ClockOp::SubtractTime {
+                    side,
+                    amount: amount_ms,
+                    now,
+                },
+                Some(reason),
+            )
+        }
+        ArbiterAction::Warn { side, reason } => {
+            if reason.trim().is_empty() {
+                return Err(GameError::Invalid(
+                    "reason: a warning needs a reason".into(),
+                ));
+            }
+            tx.emit(EventKind::Warning { side, reason }, None)
+        }
+        ArbiterAction::DeclareResult { outcome, reason } => {
+            if reason.trim().is_empty() {
+                return Err(GameError::Invalid("reason: a result needs a reason".into()));
+            }
+            tx.end(
+                outcome,
+                EndReason::ArbiterDecision,
+                Some("RU 1.9.1(b)").filter(|_| outcome == Outcome::Draw),
+                Some(reason),
+            )
+        }
+        ArbiterAction::RuleOnClaim { upheld } => {
+            running(&tx.s)?;
+            decide_claim(tx, upheld)
+        }
+        ArbiterAction::RuleOnIrregularity { ruling } => {
+            running(&tx.s)?;
+            let Some(out) = tx.s.irregularity else {
+                return Err(GameError::not_allowed(
+                    "there is no irregularity to rule on",
+                    "FMJD 5.4",
+                ));
+            };
+            let fen = match ruling {
+                Ruling::Corrected => write_fen(tx.s.position()),
+                Ruling::Stands => {
+                    let mut setup = tx.s.physical.clone();
+                    setup.turn = !out.side;
+                    // A piece still in hand goes back where it came from.
+                    if let Some(h) = &tx.s.hand {
+                        *setup.pieces_mut(h.color) |= h.from.bit();
+                        if h.king {
+                            setup.kings |= h.from.bit();
+                        }
+                    }
+                    let pos = crate::rules::Position::from_setup(&setup).map_err(|e| {
+                        GameError::not_allowed(
+                            format!("the board's position cannot stand: {e}"),
+                            "FMJD 5.4",
+                        )
+                    })?;
+                    write_fen(&pos)
+                }
+            };
+            tx.emit(
+                EventKind::IrregularityResolved {
+                    ruling: Some(ruling),
+                    fen,
+                },
+                Some("FMJD 5.4"),
+            )?;
+            if ruling == Ruling::Stands && tx.s.awaiting_press.is_some() {
+                tx.press(out.side)?;
+            }
+            Ok(())
+        }
+        ArbiterAction::SetPosition { fen } => {
+            if tx.s.result.is_some() {
+                return Err(GameError::GameOver);
+            }
+            let pos = parse_fen(&fen, tx.s.variant()).map_err(GameError::Fen)?;
+            if tx.s.started && tx.s.clock.is_some() && pos.turn() != tx.s.clock_side() {
+                return Err(GameError::not_allowed(
+                    format!(
+                        "the position's side to move must be {}, whose clock runs",
+                        tx.s.clock_side()
+                    ),
+                    "RU 1.4.1",
+                ));
+            }
+            tx.emit(
+                EventKind::PositionSet {
+                    fen: write_fen(&pos),
+                },
+                None,
+            )
+        }
+        ArbiterAction::StartFortyMoveCount { side } => {
+            running(&tx.s)?;
+            if tx.s.variant().rules().draws != DrawRules::English {
+                return Err(GameError::not_allowed(
+                    "the 40-move count is an English rule",
+                    "EN 40-move rule",
+                ));
+            }
+            tx.emit(
+                EventKind::FortyMoveCountStarted { side },
+                Some("EN 40-move rule"),
+            )
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! What the judge records: every accepted command becomes one or more events, and a
+//! game's state is exactly the fold of its events.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::command::{Actor, ClaimKind, OfferResponse, Outcome, Ruling};
+use super::settings::GameSettings;
+use crate::clock::ClockOp;
+use crate::rules::Color;
+
+/// An instant: the monotonic milliseconds that drive the clocks, and the UTC wall time
+/// kept for the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Now {
+    /// Monotonic milliseconds (never goes back within a game's log).
+    pub mono_ms: u64,
+    /// Wall-clock time, for people and PDN.
+    pub wall: DateTime<Utc>,
+}
+
+impl Now {
+    /// An instant from monotonic milliseconds, with the wall time at the Unix epoch plus
+    /// the same milliseconds (for tests and replays that have no wall clock).
+    pub fn from_mono(mono_ms: u64) -> Now {
+        Now {
+            mono_ms,
+            wall: DateTime::<Utc>::from_timestamp_millis(mono_ms.min(i64::MAX as u64) as i64)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// One recorded event of a game.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameEvent {
+    /// Position in the game's log, dense from 1.
+    pub seq: u64,
+    /// When it happened.
+    pub at: Now,
+    /// Who caused it.
+    pub actor: Actor,
+    /// The rule that decided it (RULES.md numbering), if a rule did.
+    pub rule: Option<String>,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// How a draw offer was timed (RU 1.9.3–1.9.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OfferTiming {
+    /// Right after one's own move, before pressing (RU 1.9.3).
+    AfterOwnMove,
+    /// While the opponent's clock runs (RU 1.9.4: the offerer is warned).
+    DuringOpponentsTurn,
+    /// Before one's own move (RU 1.9.5: may be postponed).
+    BeforeOwnMove,
+}
+
+/// Where a move came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MoveSource {
+    /// A player's app.
+    Digital,
+    /// An electronic board's release (captured pieces still to be lifted).
+    Board,
+    /// An electronic board's whole-board reading (captured pieces already gone).
+    Snapshot,
+    /// The written move of a claim found incorrect (RU 1.9.2).
+    WrittenClaim,
+}
+
+/// Kinds of irregularity (RU 1.4–1.5; FMJD 35–49 of seed 001).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IrregularityKind {
+    /// A move that is not legal in the position.
+    IllegalMove,
+    /// A different piece was moved than the one touched first (RU 1.4.7).
+    TouchMove,
+    /// A piece moved by the side not on move, or an opponent's piece moved.
+    OutOfTurn,
+    /// Captured pieces removed in the wrong order or the wrong piece removed.
+    WrongRemoval,
+    /// The clock pressed before the captured pieces were all removed.
+    PressBeforeRemoval,
+    /// The clock pressed without a move.
+    PressWithoutMove,
+}
+
+/// Why a game ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// A player resigned.
+    Resignation,
+    /// The side to move has no pieces.
+    NoPieces,
+    /// The side to move cannot move.
+    NoMoves,
+    /// A flag fell.
+    FlagFall,
+    /// English "Time!" rule: no move within the allowance.
+    MoveLimit,
+    /// Agreed draw.
+    Agreement,
+    /// Threefold repetition.
+    Repetition,
+    /// A move-count draw rule.
+    MoveCount,
+    /// A draw claim found incorrect when the claimant's flag fell (RU 1.9.2).
+    IncorrectClaimOnTime,
+    /// The English touch rule's second offence.
+    TouchPenalty,
+    /// The arbiter's decision.
+    ArbiterDecision,
+}
+
+/// What happened, with everything needed to replay it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// The game was created (always seq 1).
+    GameCreated {
+        /// Its settings.
+        settings: GameSettings,
+        /// The start position (FEN).
+        start_fen: String,
+    },
+    /// The game started; the first side's clock runs.
+    GameStarted,
+    /// A move was made on the official position.
+    MovePlayed {
+        /// The side that moved.
+        side: Color,
+        /// Native notation, full path.
+        notation: String,
+        /// PDN squares from start to end.
+        path: Vec<u32>,
+        /// PDN squares captured, in capture order.
+        captured: Vec<u32>,
+        /// Where it came from.
+        source: MoveSource,
+        /// The position after the move (FEN).
+        fen_after: String,
+    },
+    /// A side pressed its clock after its move.
+    ClockPressed {
+        /// The side.
+        side: Color,
+        /// White's remaining time after the press, ms.
+        white_ms: u64,
+        /// Black's remaining time after the press, ms.
+        black_ms: u64,
+    },
+    /// An operation on the clock other than a move's press (arbiter actions, and
+    /// `Settle`, which records what time did: "Time!" calls, DGT periods, flags).
+    ClockChanged {
+        /// The operation.
+        op: ClockOp,
+        /// Why (an arbiter's reason), if given.
+        reason: Option<String>,
+    },
+    /// The English "Time!" call (seed 004): the player must move within the allowance.
+    TimeCalled {
+        /// The side on move.
+        side: Color,
+    },
+    /// A board reported a touch.
+    PieceTouched {
+        /// The square.
+        square: u32,
+        /// Whether it binds the player to move that piece (RU 1.4.7).
+        binding: bool,
+        /// Whether it was the side to move's own piece with no legal move (counted for
+        /// the English touch rule).
+        immovable: bool,
+    },
+    /// A board reported a lift.
+    PieceLifted {
+        /// The square.
+        square: u32,
+    },
+    /// A board reported the held piece put down (still held).
+    PiecePlaced {
+        /// The square.
+        square: u32,
+    },
+    /// A board reported the hand leaving a piece that made no move.
+    PieceReleased {
+        /// The square.
+        square: u32,
+    },
+    /// "I adjust" (RU 1.4.9).
+    AdjustAnnounced {
+        /// The side.
+        side: Color,
+    },
+    /// The last captured piece is off the board (RU 1.5.13).
+    RemovalComplete {
+        /// The side that captured.
+        side: Color,
+    },
+    /// A draw offer.
+    DrawOffered {
+        /// The side offering.
+        side: Color,
+        /// When in the move it came.
+        timing: OfferTiming,
+    },
+    /// An answer to the pending offer (a move by the answering side declines it).
+    DrawOfferAnswered {
+        /// The side answering.
+        side: Color,
+        /// The answer.
+        response: OfferResponse,
+        /// Whether the answer was a move rather than words (RU 1.9.3).
+        by_move: bool,
+    },
+    /// A draw claim.
+    ClaimMade {
+        /// The side claiming.
+        side: Color,
+        /// What about.
+        kind: ClaimKind,
+        /// The written move, not played (full notation).
+        written_move: Option<String>,
+        /// Whether the judge's own check finds the claim correct.
+        correct: bool,
+    },
+    /// The pending claim was decided.
+    ClaimDecided {
+        /// Whether it was upheld.
+        upheld: bool,
+    },
+    /// An irregularity: the official position stays at the last legal one.
+    Irregularity {
+        /// The side at fault.
+        side: Color,
+        /// What.
+        kind: IrregularityKind,
+        /// In words.
+        detail: String,
+        /// The piece the offender must now move, if any (RU: a wrong move is retaken
+        /// with the same piece if it can move; RU 1.4.7 for a touched piece).
+        retake_with: Option<u32>,
+    },
+    /// The outstanding irregularity was ruled on, or the board was put right.
+    IrregularityResolved {
+        /// Stands or corrected; `None` when the board itself was put back.
+        ruling: Option<Ruling>,
+        /// The official position afterwards (FEN).
+        fen: String,
+    },
+    /// A warning to a player.
+    Warning {
+        /// The side warned.
+        side: Color,
+        /// Why.
+        reason: String,
+    },
+    /// A move-count draw condition was met and referred to the arbiter.
+    DrawConditionReached,
+    /// The English 40-move count started.
+    FortyMoveCountStarted {
+        /// The side that must show a win.
+        side: Color,
+    },
+    /// The arbiter set up a position; the history starts again from it.
+    PositionSet {
+        /// The position.
+        fen: String,
+    },
+    /// The service was down between two instants; by default the time is not charged.
+    Outage {
+        /// Last instant known before the outage.
+        from_ms: u64,
+        /// Restart instant.
+        until_ms: u64,
+        /// Whether the side on move was charged the time.
+        charged: bool,
+    },
+    /// The game ended (or, after the end, an arbiter corrected the result).
+    GameEnded {
+        /// The result.
+        outcome: Outcome,
+        /// Why.
+        reason: EndReason,
+        /// The arbiter's words, if an arbiter decided.
+        note: Option<String>,
+    },
+}

@@ -1,0 +1,26 @@
+//! The arbiter session: one deterministic judge per game.
+//!
+//! [`Session::handle`] takes a command from a board, a player's app or an arbiter, with
+//! the instant it happened, and returns the events it decided, each citing the rule that
+//! decided it. A session is exactly the fold of its events ([`Session::replay`]), so a
+//! recorded log rebuilds the identical state. Time is never read here: the server passes
+//! `now` and calls [`Session::tick`] when the timer armed at [`Session::next_deadline`]
+//! fires (and before each command).
+
+mod board;
+mod command;
+mod decide;
+mod error;
+mod event;
+mod session;
+mod settings;
+mod view;
+
+pub use command::{
+    Actor, ArbiterAction, BoardInput, ClaimKind, Command, Occupancy, OfferResponse, Outcome, Ruling,
+};
+pub use error::{ErrorClass, GameError, ReplayError};
+pub use event::{EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming};
+pub use session::{Claim, GameResult, MoveRecord, Offer, Outstanding, Session, WarningRecord};
+pub use settings::{GameSettings, MoveCountDraws, RepetitionMode};
+pub use view::GameView;

@@ -1,0 +1,634 @@
+//! The session's state and the fold that rebuilds it from events.
+
+use serde::Serialize;
+
+use super::command::{Actor, ClaimKind, Outcome, Ruling};
+use super::error::{GameError, ReplayError};
+use super::event::{
+    EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming,
+};
+use super::settings::GameSettings;
+use crate::clock::{Clock, ClockOp};
+use crate::notation::fen::parse_fen;
+use crate::notation::square::square_number;
+use crate::rules::{Color, Game, Move, Position, Setup, Square, Variant};
+
+/// A pending draw offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Offer {
+    /// The side that offered.
+    pub by: Color,
+    /// When in the move it came.
+    pub timing: OfferTiming,
+    /// Whether the answer was postponed until after the offerer's move (RU 1.9.5).
+    pub postponed: bool,
+    /// Plies played when it was made.
+    pub ply: usize,
+}
+
+/// A draw claim waiting for the arbiter (the claimant's clock runs, RU 1.9.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Claim {
+    /// The claimant.
+    pub by: Color,
+    /// What about.
+    pub kind: ClaimKind,
+    /// The written move, not played.
+    pub written_move: Option<String>,
+    /// The judge's own finding.
+    pub correct: bool,
+}
+
+/// The end of the game.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GameResult {
+    /// The result.
+    pub outcome: Outcome,
+    /// Why.
+    pub reason: EndReason,
+    /// The rule that decided it.
+    pub rule: Option<String>,
+}
+
+/// A warning given to a player.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WarningRecord {
+    /// The side warned.
+    pub side: Color,
+    /// Why.
+    pub reason: String,
+    /// The rule.
+    pub rule: Option<String>,
+    /// When (monotonic ms).
+    pub at_ms: u64,
+}
+
+/// One move of the score sheet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MoveRecord {
+    /// The side that moved.
+    pub side: Color,
+    /// Native notation, full path.
+    pub notation: String,
+    /// When the move was made (monotonic ms).
+    pub at_ms: u64,
+    /// The mover's remaining time after the press, if timed and pressed.
+    pub clock_ms: Option<u64>,
+}
+
+/// An irregularity not yet put right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Outstanding {
+    /// The side at fault.
+    pub side: Color,
+    /// What.
+    pub kind: IrregularityKind,
+}
+
+/// A piece in a player's hand on an electronic board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Hand {
+    pub from: Square,
+    pub color: Color,
+    pub king: bool,
+    pub placements: Vec<Square>,
+}
+
+/// Touch-move bookkeeping (RU 1.4.7, 1.4.9).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(super) struct Touch {
+    /// The piece the side to move must move.
+    pub bound: Option<Square>,
+    /// The side that announced "I adjust" on its turn.
+    pub adjusting: Option<Color>,
+    /// Touches of immovable pieces per side (English rule).
+    pub immovable: [u32; 2],
+}
+
+/// One game's judge: the official position, the clock, and every procedure in progress.
+///
+/// Its state is exactly the fold of its events: [`Session::replay`] of the events that
+/// [`Session::handle`] and [`Session::tick`] returned gives an equal session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    pub(super) settings: GameSettings,
+    pub(super) seq: u64,
+    pub(super) last_ms: u64,
+    pub(super) started: bool,
+    pub(super) game: Game,
+    pub(super) clock: Option<Clock>,
+    pub(super) awaiting_press: Option<Color>,
+    pub(super) offer: Option<Offer>,
+    pub(super) offer_barred: Option<Color>,
+    pub(super) claim: Option<Claim>,
+    pub(super) result: Option<GameResult>,
+    pub(super) warnings: Vec<WarningRecord>,
+    pub(super) touch: Touch,
+    pub(super) hand: Option<Hand>,
+    pub(super) physical: Setup,
+    pub(super) pending_removal: Vec<Square>,
+    pub(super) irregularity: Option<Outstanding>,
+    pub(super) referred: Vec<String>,
+    pub(super) moves: Vec<MoveRecord>,
+    pub(super) time_called: Option<Color>,
+}
+
+impl Session {
+    /// Creates a game: checks the settings and start position and returns the session with
+    /// its first event (`GameCreated`, seq 1).
+    ///
+    /// # Errors
+    /// A bad start FEN.
+    pub fn create(
+        settings: GameSettings,
+        start_fen: Option<&str>,
+        actor: Actor,
+        now: Now,
+    ) -> Result<(Session, GameEvent), GameError> {
+        let start = match start_fen {
+            Some(fen) => parse_fen(fen, settings.variant).map_err(GameError::Fen)?,
+            None => Position::start(settings.variant),
+        };
+        let event = GameEvent {
+            seq: 1,
+            at: now,
+            actor,
+            rule: None,
+            kind: EventKind::GameCreated {
+                settings,
+                start_fen: crate::notation::write_fen(&start),
+            },
+        };
+        let session = Session::replay(std::slice::from_ref(&event))
+            .map_err(|e| GameError::Invalid(e.to_string()))?;
+        Ok((session, event))
+    }
+
+    fn from_created(event: &GameEvent) -> Result<Session, ReplayError> {
+        let bad = |message: String| ReplayError {
+            seq: event.seq,
+            message,
+        };
+        let EventKind::GameCreated {
+            settings,
+            start_fen,
+        } = &event.kind
+        else {
+            return Err(bad("the first event is not GameCreated".into()));
+        };
+        if event.seq != 1 {
+            return Err(bad("GameCreated is not seq 1".into()));
+        }
+        let start = parse_fen(start_fen, settings.variant).map_err(|e| bad(e.to_string()))?;
+        Ok(Session {
+            settings: settings.clone(),
+            seq: 1,
+            last_ms: event.at.mono_ms,
+            started: false,
+            game: Game::new(start, settings.edition),
+            clock: settings.time_control.clone().map(Clock::new),
+            awaiting_press: None,
+            offer: None,
+            offer_barred: None,
+            claim: None,
+            result: None,
+            warnings: Vec::new(),
+            touch: Touch::default(),
+            hand: None,
+            physical: start.to_setup(),
+            pending_removal: Vec::new(),
+            irregularity: None,
+            referred: Vec::new(),
+            moves: Vec::new(),
+            time_called: None,
+        })
+    }
+
+    /// Rebuilds a session from its recorded events.
+    ///
+    /// # Errors
+    /// [`ReplayError`] naming the first event that does not apply.
+    pub fn replay(events: &[GameEvent]) -> Result<Session, ReplayError> {
+        let first = events.first().ok_or(ReplayError {
+            seq: 0,
+            message: "empty log".into(),
+        })?;
+        let mut session = Session::from_created(first)?;
+        for e in &events[1..] {
+            session.apply(e)?;
+        }
+        Ok(session)
+    }
+
+    /// The game's settings.
+    pub fn settings(&self) -> &GameSettings {
+        &self.settings
+    }
+
+    /// The variant.
+    pub fn variant(&self) -> Variant {
+        self.settings.variant
+    }
+
+    /// The last event's seq.
+    pub fn last_seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The official position.
+    pub fn position(&self) -> &Position {
+        self.game.position()
+    }
+
+    /// The game record with its draw counters.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// The clock, if the game is timed.
+    pub fn clock(&self) -> Option<&Clock> {
+        self.clock.as_ref()
+    }
+
+    /// The result, once the game is over.
+    pub fn result(&self) -> Option<&GameResult> {
+        self.result.as_ref()
+    }
+
+    /// Whether the game has started.
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// The pending draw offer.
+    pub fn offer(&self) -> Option<&Offer> {
+        self.offer.as_ref()
+    }
+
+    /// The claim waiting for the arbiter.
+    pub fn claim(&self) -> Option<&Claim> {
+        self.claim.as_ref()
+    }
+
+    /// Warnings so far.
+    pub fn warnings(&self) -> &[WarningRecord] {
+        &self.warnings
+    }
+
+    /// The score sheet.
+    pub fn moves(&self) -> &[MoveRecord] {
+        &self.moves
+    }
+
+    /// The side that has moved and not yet pressed its clock.
+    pub fn awaiting_press(&self) -> Option<Color> {
+        self.awaiting_press
+    }
+
+    /// The irregularity not yet put right.
+    pub fn irregularity(&self) -> Option<&Outstanding> {
+        self.irregularity.as_ref()
+    }
+
+    /// Captured pieces still to be lifted off an electronic board, in capture order.
+    pub fn pending_removal(&self) -> Vec<u32> {
+        self.pending_removal
+            .iter()
+            .map(|&s| square_number(s, self.variant()))
+            .collect()
+    }
+
+    /// The side whose turn it is on the clock: the mover until it presses.
+    pub fn clock_side(&self) -> Color {
+        self.awaiting_press.unwrap_or(self.position().turn())
+    }
+
+    /// The instant the server should wake this game up (a "Time!" call, a period, a flag).
+    pub fn next_deadline(&self) -> Option<u64> {
+        if self.result.is_some() {
+            return None;
+        }
+        self.clock.as_ref()?.next_deadline(self.last_ms)
+    }
+
+    /// Finds the move with this path of PDN squares in the current position.
+    pub(super) fn move_by_path(&self, path: &[u32]) -> Option<Move> {
+        let pos = self.position();
+        let v = self.variant();
+        pos.legal_moves_all_paths().into_iter().find(|m| {
+            m.path()
+                .map(|s| square_number(s, v))
+                .eq(path.iter().copied())
+        })
+    }
+
+    /// Applies one recorded event.
+    ///
+    /// # Errors
+    /// [`ReplayError`] if the event does not follow or does not fit the state.
+    pub fn apply(&mut self, e: &GameEvent) -> Result<(), ReplayError> {
+        let bad = |message: String| ReplayError {
+            seq: e.seq,
+            message,
+        };
+        if e.seq != self.seq + 1 {
+            return Err(bad(format!("expected seq {}", self.seq + 1)));
+        }
+        if e.at.mono_ms < self.last_ms {
+            return Err(bad("time goes back".into()));
+        }
+        let now = e.at.mono_ms;
+        let v = self.variant();
+        match &e.kind {
+            EventKind::GameCreated { .. } => return Err(bad("a second GameCreated".into())),
+            EventKind::GameStarted => {
+                self.started = true;
+                let turn = self.position().turn();
+                if let Some(c) = self.clock.as_mut() {
+                    c.start(turn, now).map_err(|e| bad(e.to_string()))?;
+                }
+            }
+            EventKind::MovePlayed {
+                side,
+                notation,
+                path,
+                source,
+                ..
+            } => {
+                let mv = self
+                    .move_by_path(path)
+                    .ok_or_else(|| bad(format!("move {notation} is not legal")))?;
+                let before = *self.position();
+                self.game.play(&mv).map_err(|e| bad(e.to_string()))?;
+                self.moves.push(MoveRecord {
+                    side: *side,
+                    notation: notation.clone(),
+                    at_ms: now,
+                    clock_ms: None,
+                });
+                self.awaiting_press = self.clock.as_ref().map(|_| *side);
+                self.touch = Touch {
+                    immovable: self.touch.immovable,
+                    ..Touch::default()
+                };
+                self.hand = None;
+                self.time_called = None;
+                self.physical = self.position().to_setup();
+                self.pending_removal.clear();
+                if *source == MoveSource::Board {
+                    // The captured pieces are still on the board until they are lifted.
+                    for sq in mv.captured() {
+                        let (color, king) =
+                            before.piece_at(sq).ok_or_else(|| bad("no victim".into()))?;
+                        *self.physical.pieces_mut(color) |= sq.bit();
+                        if king {
+                            self.physical.kings |= sq.bit();
+                        }
+                        self.pending_removal.push(sq);
+                    }
+                }
+                if let Some(o) = self.offer.as_mut()
+                    && o.by == *side
+                {
+                    o.postponed = false;
+                }
+            }
+            EventKind::ClockPressed { side, .. } => {
+                if let Some(c) = self.clock.as_mut() {
+                    c.press(*side, now).map_err(|e| bad(e.to_string()))?;
+                    let left = c.remaining(*side, now);
+                    if let Some(m) = self.moves.last_mut() {
+                        m.clock_ms = Some(left);
+                    }
+                }
+                self.awaiting_press = None;
+            }
+            EventKind::ClockChanged { op, .. } => {
+                let c = self
+                    .clock
+                    .as_mut()
+                    .ok_or_else(|| bad("untimed game".into()))?;
+                c.apply(*op).map_err(|e| bad(e.to_string()))?;
+            }
+            EventKind::TimeCalled { side } => self.time_called = Some(*side),
+            EventKind::PieceTouched {
+                square,
+                binding,
+                immovable,
+            } => {
+                let sq = self.square(*square).map_err(bad)?;
+                if *binding {
+                    self.touch.bound = Some(sq);
+                }
+                if *immovable {
+                    self.touch.immovable[self.position().turn().index()] += 1;
+                }
+            }
+            EventKind::PieceLifted { square } => {
+                let sq = self.square(*square).map_err(bad)?;
+                let (color, king) = self
+                    .physical_piece(sq)
+                    .ok_or_else(|| bad(format!("no piece on {square}")))?;
+                self.remove_physical(sq);
+                if let Some(i) = self.pending_removal.iter().position(|&s| s == sq) {
+                    self.pending_removal.remove(i);
+                } else {
+                    self.hand = Some(Hand {
+                        from: sq,
+                        color,
+                        king,
+                        placements: Vec::new(),
+                    });
+                }
+            }
+            EventKind::PiecePlaced { square } => {
+                let sq = self.square(*square).map_err(bad)?;
+                let hand = self
+                    .hand
+                    .as_mut()
+                    .ok_or_else(|| bad("nothing in hand".into()))?;
+                if hand.placements.last() != Some(&sq) {
+                    hand.placements.push(sq);
+                }
+            }
+            EventKind::PieceReleased { square } => {
+                let sq = self.square(*square).map_err(bad)?;
+                let hand = self
+                    .hand
+                    .take()
+                    .ok_or_else(|| bad("nothing in hand".into()))?;
+                *self.physical.pieces_mut(hand.color) |= sq.bit();
+                if hand.king {
+                    self.physical.kings |= sq.bit();
+                }
+            }
+            EventKind::AdjustAnnounced { side } => self.touch.adjusting = Some(*side),
+            EventKind::RemovalComplete { .. } => self.pending_removal.clear(),
+            EventKind::DrawOffered { side, timing } => {
+                if self.offer_barred == Some(!*side) {
+                    self.offer_barred = None;
+                }
+                self.offer = Some(Offer {
+                    by: *side,
+                    timing: *timing,
+                    postponed: false,
+                    ply: self.game.moves().len(),
+                });
+            }
+            EventKind::DrawOfferAnswered { response, .. } => {
+                use super::command::OfferResponse;
+                let offer = self.offer.ok_or_else(|| bad("no offer".into()))?;
+                match response {
+                    OfferResponse::Accept => self.offer = None,
+                    OfferResponse::Decline => {
+                        self.offer = None;
+                        self.offer_barred = Some(offer.by);
+                    }
+                    OfferResponse::Postpone => {
+                        if let Some(o) = self.offer.as_mut() {
+                            o.postponed = true;
+                        }
+                    }
+                }
+            }
+            EventKind::ClaimMade {
+                side,
+                kind,
+                written_move,
+                correct,
+            } => {
+                self.claim = Some(Claim {
+                    by: *side,
+                    kind: *kind,
+                    written_move: written_move.clone(),
+                    correct: *correct,
+                })
+            }
+            EventKind::ClaimDecided { .. } => self.claim = None,
+            EventKind::Irregularity {
+                side,
+                kind,
+                retake_with,
+                ..
+            } => {
+                self.irregularity = Some(Outstanding {
+                    side: *side,
+                    kind: *kind,
+                });
+                if let Some(n) = retake_with {
+                    self.touch.bound = Some(self.square(*n).map_err(bad)?);
+                }
+            }
+            EventKind::IrregularityResolved { ruling, fen } => {
+                self.irregularity = None;
+                if *ruling == Some(Ruling::Stands) {
+                    let pos = parse_fen(fen, v).map_err(|e| bad(e.to_string()))?;
+                    self.game = Game::new(pos, self.settings.edition);
+                    self.touch.bound = None;
+                    self.awaiting_press = self.clock.as_ref().map(|_| !pos.turn());
+                }
+                self.physical = self.position().to_setup();
+                self.hand = None;
+                self.pending_removal.clear();
+            }
+            EventKind::Warning { side, reason } => self.warnings.push(WarningRecord {
+                side: *side,
+                reason: reason.clone(),
+                rule: e.rule.clone(),
+                at_ms: now,
+            }),
+            EventKind::DrawConditionReached => {
+                self.referred.push(e.rule.clone().unwrap_or_default());
+            }
+            EventKind::FortyMoveCountStarted { side } => self.game.start_forty_move_count(*side),
+            EventKind::PositionSet { fen } => {
+                let pos = parse_fen(fen, v).map_err(|e| bad(e.to_string()))?;
+                self.game = Game::new(pos, self.settings.edition);
+                self.physical = pos.to_setup();
+                self.hand = None;
+                self.pending_removal.clear();
+                self.awaiting_press = None;
+                self.touch.bound = None;
+                self.irregularity = None;
+                self.referred.clear();
+            }
+            EventKind::Outage {
+                from_ms,
+                until_ms,
+                charged,
+            } => {
+                if let Some(c) = self.clock.as_mut()
+                    && !*charged
+                    && matches!(c.phase(*from_ms), crate::clock::Phase::Running(_))
+                {
+                    c.apply(ClockOp::Pause { now: *from_ms })
+                        .map_err(|e| bad(e.to_string()))?;
+                    c.apply(ClockOp::Resume { now: *until_ms })
+                        .map_err(|e| bad(e.to_string()))?;
+                }
+            }
+            EventKind::GameEnded {
+                outcome, reason, ..
+            } => {
+                self.result = Some(GameResult {
+                    outcome: *outcome,
+                    reason: *reason,
+                    rule: e.rule.clone(),
+                });
+                self.offer = None;
+                self.claim = None;
+                if let Some(c) = self.clock.as_mut()
+                    && matches!(
+                        c.phase(now),
+                        crate::clock::Phase::Running(_) | crate::clock::Phase::Paused(_)
+                    )
+                {
+                    c.stop(now).map_err(|e| bad(e.to_string()))?;
+                }
+            }
+        }
+        self.seq = e.seq;
+        self.last_ms = now;
+        Ok(())
+    }
+
+    /// A PDN square number of this variant.
+    pub(super) fn square(&self, n: u32) -> Result<Square, String> {
+        let v = self.variant();
+        v.geometry()
+            .from_number(n, v.rules().mirrored)
+            .ok_or_else(|| format!("square {n} out of range for {v}"))
+    }
+
+    /// What stands on a square of the physical board.
+    pub(super) fn physical_piece(&self, sq: Square) -> Option<(Color, bool)> {
+        let king = self.physical.kings & sq.bit() != 0;
+        if self.physical.white & sq.bit() != 0 {
+            Some((Color::White, king))
+        } else if self.physical.black & sq.bit() != 0 {
+            Some((Color::Black, king))
+        } else {
+            None
+        }
+    }
+
+    fn remove_physical(&mut self, sq: Square) {
+        self.physical.white &= !sq.bit();
+        self.physical.black &= !sq.bit();
+        self.physical.kings &= !sq.bit();
+    }
+
+    /// Whether the piece on `sq` has a legal move in the official position.
+    pub(super) fn has_move_from(&self, sq: Square) -> bool {
+        self.position().legal_moves().iter().any(|m| m.from() == sq)
+    }
+
+    /// Whether the physical board shows the official position with nothing in hand.
+    pub(super) fn board_matches(&self) -> bool {
+        let p = self.position();
+        self.hand.is_none()
+            && self.pending_removal.is_empty()
+            && self.physical.white == p.pieces(Color::White)
+            && self.physical.black == p.pieces(Color::Black)
+    }
+}

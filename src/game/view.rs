@@ -1,0 +1,79 @@
+//! What a display or an app shows: derived from the events alone.
+
+use serde::Serialize;
+
+use super::error::ReplayError;
+use super::event::GameEvent;
+use super::session::{Claim, GameResult, MoveRecord, Offer, Outstanding, Session, WarningRecord};
+use crate::notation::write_fen;
+use crate::rules::{Color, Variant};
+
+/// A game as people see it at an instant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GameView {
+    /// The variant.
+    pub variant: Variant,
+    /// Whether the game has started.
+    pub started: bool,
+    /// The official position.
+    pub fen: String,
+    /// The side to move on the board.
+    pub side_to_move: Color,
+    /// The side whose clock runs (the mover until it presses).
+    pub clock_side: Color,
+    /// The score sheet with clock times.
+    pub moves: Vec<MoveRecord>,
+    /// White's remaining time, ms (`None` untimed).
+    pub white_ms: Option<u64>,
+    /// Black's remaining time, ms.
+    pub black_ms: Option<u64>,
+    /// The pending draw offer.
+    pub offer: Option<Offer>,
+    /// The claim waiting for the arbiter.
+    pub claim: Option<Claim>,
+    /// Warnings given.
+    pub warnings: Vec<WarningRecord>,
+    /// The irregularity not yet put right.
+    pub irregularity: Option<Outstanding>,
+    /// Captured pieces still on an electronic board (PDN squares, capture order).
+    pub pending_removal: Vec<u32>,
+    /// The result.
+    pub result: Option<GameResult>,
+    /// The last event's seq.
+    pub last_seq: u64,
+}
+
+impl GameView {
+    /// The view of a recorded game at monotonic instant `now_ms`.
+    ///
+    /// # Errors
+    /// The log does not replay.
+    pub fn from_events(events: &[GameEvent], now_ms: u64) -> Result<GameView, ReplayError> {
+        Ok(Session::replay(events)?.view(now_ms))
+    }
+}
+
+impl Session {
+    /// The view of this game at monotonic instant `now_ms`.
+    pub fn view(&self, now_ms: u64) -> GameView {
+        let now = now_ms.max(self.last_ms);
+        let clock = |side| self.clock.as_ref().map(|c| c.remaining(side, now));
+        GameView {
+            variant: self.variant(),
+            started: self.started,
+            fen: write_fen(self.position()),
+            side_to_move: self.position().turn(),
+            clock_side: self.clock_side(),
+            moves: self.moves.clone(),
+            white_ms: clock(Color::White),
+            black_ms: clock(Color::Black),
+            offer: self.offer,
+            claim: self.claim.clone(),
+            warnings: self.warnings.clone(),
+            irregularity: self.irregularity,
+            pending_removal: self.pending_removal(),
+            result: self.result.clone(),
+            last_seq: self.seq,
+        }
+    }
+}
