@@ -169,23 +169,35 @@ fn lift(tx: &mut Tx, n: u32) -> Result<(), GameError> {
     tx.emit(EventKind::PieceLifted { square: n }, None)
 }
 
-/// The legal moves that fit a piece lifted from `from`, put down on `placements` in turn
-/// and released on `to` (RU 1.5.10: the placements show the capture path).
+/// The legal moves from `from` to `to`. A quiet move ignores where the piece was put
+/// down on the way (RU 1.4.8); when several captures end there, the placements must show
+/// the path (RU 1.5.10: the landing squares in turn).
 fn matching(tx: &Tx, from: Square, placements: &[Square], to: Square) -> Vec<Move> {
     let mut found: Vec<Move> = Vec::new();
+    for m in tx.s.position().legal_moves() {
+        if m.from() == from && m.to() == to {
+            found.push(m);
+        }
+    }
+    if found.len() <= 1 {
+        return found;
+    }
+    let mut shown: Vec<Move> = Vec::new();
     for m in tx.s.position().legal_moves_all_paths() {
         if m.from() != from || m.to() != to {
             continue;
         }
         let landings: Vec<Square> = m.landings().collect();
         let mut it = landings.iter();
-        let inner = placements.iter().filter(|&&p| p != to);
-        let fits = inner.clone().all(|p| it.any(|l| l == p));
-        if fits && !found.iter().any(|f| f.same_move(&m)) {
-            found.push(m);
+        let fits = placements
+            .iter()
+            .filter(|&&p| p != to)
+            .all(|p| it.any(|l| l == p));
+        if fits && !shown.iter().any(|f| f.same_move(&m)) {
+            shown.push(m);
         }
     }
-    found
+    if shown.is_empty() { found } else { shown }
 }
 
 fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
@@ -204,8 +216,10 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
     }
     let v = tx.s.variant();
     let from_n = square_number(hand.from, v);
-    if to == hand.from {
-        // Put back where it was: no move (the touch may still bind, RU 1.4.7).
+    let put_back = to == hand.from && hand.placements.iter().all(|&p| p == to);
+    if put_back || tx.s.irregularity.is_some() {
+        // No move: put back where it was (the touch may still bind, RU 1.4.7), or the
+        // board is being put right after an irregularity.
         tx.emit(EventKind::PieceReleased { square: n }, None)?;
         return resolve_if_restored(tx);
     }

@@ -1,0 +1,1147 @@
+//! The arbiter session, one test per procedure of RULES.md, driven by scripted commands
+//! with explicit instants. Every test also checks that the recorded events replay to an
+//! equal session.
+
+use draughts_arbiter::game::{
+    Actor, ArbiterAction, BoardInput, ClaimKind, Command, EndReason, EventKind, GameError,
+    GameEvent, GameSettings, IrregularityKind, MoveCountDraws, Now, Occupancy, OfferResponse,
+    OfferTiming, Outcome, RepetitionMode, Ruling, Session,
+};
+use draughts_arbiter::rules::{Color, Variant};
+
+use Color::{Black, White};
+
+struct Table {
+    s: Session,
+    log: Vec<GameEvent>,
+    t: u64,
+}
+
+impl Table {
+    fn new(
+        variant: Variant,
+        tc: Option<&str>,
+        fen: Option<&str>,
+        f: impl FnOnce(&mut GameSettings),
+    ) -> Table {
+        let mut settings = GameSettings::new(variant);
+        settings.time_control = tc.map(|t| t.parse().expect("time control"));
+        f(&mut settings);
+        let (s, first) =
+            Session::create(settings, fen, Actor::Arbiter("a".into()), Now::from_mono(0))
+                .expect("create");
+        let mut table = Table {
+            s,
+            log: vec![first],
+            t: 0,
+        };
+        table.ok(arb(), Command::Start);
+        table
+    }
+
+    fn russian() -> Table {
+        Table::new(Variant::Russian, Some("10m"), None, |_| {})
+    }
+
+    fn at(&mut self, ms: u64) -> &mut Table {
+        self.t = ms;
+        let ev = self.s.tick(Now::from_mono(ms));
+        self.log.extend(ev);
+        self
+    }
+
+    fn try_cmd(&mut self, actor: Actor, cmd: Command) -> Result<Vec<GameEvent>, GameError> {
+        let before = self.s.clone();
+        let r = self.s.handle(&actor, cmd, Now::from_mono(self.t));
+        match &r {
+            Ok(ev) => self.log.extend(ev.iter().cloned()),
+            Err(_) => assert_eq!(self.s, before, "a refused command changed the session"),
+        }
+        r
+    }
+
+    fn ok(&mut self, actor: Actor, cmd: Command) -> Vec<GameEvent> {
+        let r = self.try_cmd(actor, cmd.clone());
+        r.unwrap_or_else(|e| panic!("{cmd:?} refused: {e}"))
+    }
+
+    fn err(&mut self, actor: Actor, cmd: Command) -> GameError {
+        let r = self.try_cmd(actor, cmd.clone());
+        r.expect_err("refused")
+    }
+
+    fn mv(&mut self, side: Color, notation: &str) -> Vec<GameEvent> {
+        self.ok(
+            Actor::Player(side),
+            Command::SubmitMove {
+                side,
+                notation: notation.into(),
+                offer_draw: false,
+            },
+        )
+    }
+
+    fn board(&mut self, input: BoardInput) -> Vec<GameEvent> {
+        self.ok(Actor::Board("b1".into()), Command::Board(input))
+    }
+
+    fn fen(&self) -> String {
+        self.s.view(self.t).fen
+    }
+
+    fn replays(&self) {
+        let rebuilt = Session::replay(&self.log).expect("log replays");
+        assert_eq!(rebuilt, self.s, "replayed session differs");
+        for (i, e) in self.log.iter().enumerate() {
+            assert_eq!(e.seq, i as u64 + 1, "seq is dense");
+        }
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.replays();
+        }
+    }
+}
+
+fn arb() -> Actor {
+    Actor::Arbiter("a".into())
+}
+
+fn kinds(ev: &[GameEvent]) -> Vec<&EventKind> {
+    ev.iter().map(|e| &e.kind).collect()
+}
+
+fn rules(ev: &[GameEvent]) -> Vec<String> {
+    ev.iter().filter_map(|e| e.rule.clone()).collect()
+}
+
+fn result(t: &Table) -> (Outcome, EndReason, Option<String>) {
+    let r = t.s.result().expect("game over");
+    (r.outcome, r.reason, r.rule.clone())
+}
+
+// ---- Moves and the clock ----------------------------------------------------------
+
+#[test]
+fn ru_1_4_1_players_alternate_and_a_wrong_turn_changes_nothing() {
+    let mut t = Table::russian();
+    let e = t.err(
+        Actor::Player(Black),
+        Command::SubmitMove {
+            side: Black,
+            notation: "b6-a5".into(),
+            offer_draw: false,
+        },
+    );
+    assert_eq!(e, GameError::NotYourTurn { side: Black });
+    assert_eq!(e.rule(), Some("RU 1.4.1"));
+    t.at(1_000);
+    let ev = t.mv(White, "c3-d4");
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::MovePlayed { side: White, .. }
+    ));
+    assert!(matches!(
+        ev[1].kind,
+        EventKind::ClockPressed {
+            side: White,
+            white_ms: 599_000,
+            black_ms: 600_000
+        }
+    ));
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.4.6"));
+}
+
+#[test]
+fn ru_1_5_3_an_illegal_move_is_refused_naming_the_rule() {
+    let mut t = Table::russian();
+    t.mv(White, "c3-d4");
+    t.mv(Black, "b6-c5");
+    let e = t.err(
+        Actor::Player(White),
+        Command::SubmitMove {
+            side: White,
+            notation: "a3-b4".into(),
+            offer_draw: false,
+        },
+    );
+    assert_eq!(e.rule(), Some("RU 1.5.3"), "{e}");
+    t.mv(White, "d4:b6");
+}
+
+#[test]
+fn clock_press_is_separate_when_moves_do_not_press() {
+    let mut t = Table::new(Variant::Russian, Some("5m"), None, |s| {
+        s.press_on_move = false
+    });
+    t.at(2_000);
+    t.mv(White, "c3-d4");
+    assert_eq!(t.s.awaiting_press(), Some(White));
+    // Black may not move before White presses; White may not move twice.
+    t.err(
+        Actor::Player(Black),
+        Command::SubmitMove {
+            side: Black,
+            notation: "b6-a5".into(),
+            offer_draw: false,
+        },
+    );
+    t.at(3_000);
+    t.ok(Actor::Player(White), Command::PressClock { side: White });
+    let view = t.s.view(3_000);
+    assert_eq!(view.white_ms, Some(297_000));
+    assert_eq!(view.moves[0].clock_ms, Some(297_000));
+    t.err(Actor::Player(White), Command::PressClock { side: White });
+}
+
+// ---- Electronic boards -------------------------------------------------------------
+
+#[test]
+fn ru_1_4_6_a_quiet_move_is_made_at_release() {
+    let mut t = Table::russian();
+    t.board(BoardInput::Lift(22));
+    t.board(BoardInput::Place(18));
+    assert_eq!(t.s.game().moves().len(), 0, "still held: no move yet");
+    let ev = t.board(BoardInput::Release(18));
+    assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "c3-d4"));
+    t.board(BoardInput::ClockPress(White));
+    assert_eq!(t.s.clock_side(), Black);
+}
+
+#[test]
+fn ru_1_4_8_while_held_the_piece_may_go_to_another_square() {
+    let mut t = Table::russian();
+    t.board(BoardInput::Lift(22));
+    t.board(BoardInput::Place(18));
+    t.board(BoardInput::Place(17));
+    let ev = t.board(BoardInput::Release(17));
+    assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "c3-b4"));
+}
+
+#[test]
+fn ru_1_4_7_the_first_touched_movable_piece_must_be_moved() {
+    let mut t = Table::russian();
+    let ev = t.board(BoardInput::Touch(22));
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::PieceTouched { binding: true, .. }
+    ));
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.4.7"));
+    // Moving a3-b4 instead is an irregularity; the official position stays.
+    let before = t.fen();
+    t.board(BoardInput::Lift(21));
+    let ev = t.board(BoardInput::Release(17));
+    assert!(matches!(
+        ev[1].kind,
+        EventKind::Irregularity {
+            kind: IrregularityKind::TouchMove,
+            ..
+        }
+    ));
+    assert_eq!(ev[1].rule.as_deref(), Some("RU 1.4.7"));
+    assert_eq!(t.fen(), before);
+    // A digital move of another piece is refused as well.
+    let e = t.err(
+        Actor::Player(White),
+        Command::SubmitMove {
+            side: White,
+            notation: "g3-h4".into(),
+            offer_draw: false,
+        },
+    );
+    assert!(e.to_string().contains("irregularity"), "{e}");
+    // Put back: the board matches again; then the touched piece moves.
+    t.board(BoardInput::Lift(17));
+    let ev = t.board(BoardInput::Release(21));
+    assert!(matches!(
+        ev.last().map(|e| &e.kind),
+        Some(EventKind::IrregularityResolved { ruling: None, .. })
+    ));
+    t.board(BoardInput::Lift(22));
+    let ev = t.board(BoardInput::Release(18));
+    assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "c3-d4"));
+}
+
+#[test]
+fn ru_1_4_7_touching_a_piece_with_no_legal_move_has_no_consequence() {
+    let mut t = Table::russian();
+    let ev = t.board(BoardInput::Touch(29)); // a1 cannot move
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::PieceTouched {
+            binding: false,
+            immovable: false,
+            ..
+        }
+    ));
+    t.mv(White, "g3-h4");
+}
+
+#[test]
+fn ru_1_4_9_adjusting_only_on_ones_turn_and_then_touches_do_not_bind() {
+    let mut t = Table::russian();
+    let e = t.err(
+        Actor::Board("b1".into()),
+        Command::Board(BoardInput::AdjustAnnounced(Black)),
+    );
+    assert_eq!(e.rule(), Some("RU 1.4.9"));
+    t.board(BoardInput::AdjustAnnounced(White));
+    let ev = t.board(BoardInput::Touch(22));
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::PieceTouched { binding: false, .. }
+    ));
+    t.mv(White, "g3-h4");
+}
+
+#[test]
+fn en_touching_an_immovable_piece_is_warned_then_loses() {
+    let mut t = Table::new(Variant::English, Some("30m"), None, |_| {});
+    // Black moves first in English; square 1 (b8) cannot move at the start.
+    let ev = t.board(BoardInput::Touch(1));
+    assert!(rules(&ev).contains(&"EN touch rule".to_string()));
+    assert_eq!(t.s.warnings().len(), 1);
+    t.board(BoardInput::Touch(2));
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::WhiteWins,
+            EndReason::TouchPenalty,
+            Some("EN touch rule".into())
+        )
+    );
+}
+
+#[test]
+fn ru_1_5_10_king_capture_shown_square_by_square_and_1_5_13_removal_in_order() {
+    // The seed's e1 king: e1:c3:e5:g3:e1 takes d2, d4, f4, f2.
+    let fen = "W:WKe1:Ba3,b4,d2,d4,f2,f4";
+    let mut t = Table::new(Variant::Russian, Some("10m"), Some(fen), |_| {});
+    // Squares: e1=31 c3=22 e5=15 g3=24 d2=26 d4=18 f4=19 f2=27.
+    t.board(BoardInput::Lift(31));
+    for sq in [22, 15, 24] {
+        t.board(BoardInput::Place(sq));
+    }
+    let ev = t.board(BoardInput::Release(31));
+    assert!(
+        matches!(&ev[0].kind, EventKind::MovePlayed { notation, captured, .. }
+            if notation == "e1:c3:e5:g3:e1" && captured == &vec![26, 18, 19, 27]),
+        "{:?}",
+        kinds(&ev)
+    );
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.5.11"));
+    // Pressing before the captured pieces are off the board is an irregularity.
+    let ev = t.board(BoardInput::ClockPress(White));
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::Irregularity {
+            kind: IrregularityKind::PressBeforeRemoval,
+            ..
+        }
+    ));
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.5.13"));
+    assert_eq!(t.s.clock_side(), White, "the clocks did not switch");
+    assert_eq!(t.s.pending_removal(), vec![26, 18, 19, 27]);
+    for sq in [26, 18, 19] {
+        let ev = t.board(BoardInput::Lift(sq));
+        assert_eq!(ev.len(), 1);
+    }
+    let ev = t.board(BoardInput::Lift(27));
+    assert!(matches!(
+        ev[1].kind,
+        EventKind::RemovalComplete { side: White }
+    ));
+    t.board(BoardInput::ClockPress(White));
+    assert_eq!(t.s.clock_side(), Black);
+}
+
+#[test]
+fn ru_1_5_12_removal_out_of_capture_order_is_an_irregularity() {
+    let mut t = Table::new(
+        Variant::Russian,
+        Some("10m"),
+        Some("W:Wc3:Bd4,f6,h6"),
+        |_| {},
+    );
+    // c3:e5:g7 takes d4 (18) then f6 (11).
+    t.board(BoardInput::Lift(22));
+    t.board(BoardInput::Place(15));
+    t.board(BoardInput::Release(8));
+    let ev = t.board(BoardInput::Lift(11));
+    assert!(matches!(
+        ev[1].kind,
+        EventKind::Irregularity {
+            kind: IrregularityKind::WrongRemoval,
+            ..
+        }
+    ));
+    assert_eq!(ev[1].rule.as_deref(), Some("RU 1.5.12"));
+}
+
+#[test]
+fn fmjd_4_4_captured_pieces_may_be_removed_in_either_order() {
+    let mut t = Table::new(
+        Variant::International,
+        Some("10m"),
+        Some("W:W12:B8,9,35"),
+        |_| {},
+    );
+    t.board(BoardInput::Lift(12));
+    t.board(BoardInput::Place(3));
+    t.board(BoardInput::Release(14));
+    t.board(BoardInput::Lift(9));
+    let ev = t.board(BoardInput::Lift(8));
+    assert!(
+        matches!(ev[1].kind, EventKind::RemovalComplete { .. }),
+        "{:?}",
+        kinds(&ev)
+    );
+}
+
+#[test]
+fn ru_1_5_15_promotion_during_a_capture_shown_on_the_board() {
+    let mut t = Table::new(Variant::Russian, Some("10m"), Some("W:Wb6:Bc7,e7"), |_| {});
+    // b6=9, d8=2, c7=6, e7=7, h4=20
+    t.board(BoardInput::Lift(9));
+    t.board(BoardInput::Place(2));
+    let ev = t.board(BoardInput::Release(20));
+    assert!(
+        matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "b6:d8:h4")
+    );
+    assert_eq!(t.s.position().kings_of(White).count_ones(), 1);
+}
+
+#[test]
+fn an_illegal_move_on_the_board_is_retaken_with_the_same_piece() {
+    let mut t = Table::russian();
+    t.board(BoardInput::Lift(22));
+    let ev = t.board(BoardInput::Release(13)); // c3 to a5: not a move
+    assert!(matches!(
+        ev[1].kind,
+        EventKind::Irregularity {
+            kind: IrregularityKind::IllegalMove,
+            retake_with: Some(22),
+            ..
+        }
+    ));
+    // The opponent lets it stand? Not here: the arbiter orders a correction.
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::RuleOnIrregularity {
+            ruling: Ruling::Corrected,
+        }),
+    );
+    let e = t.err(
+        Actor::Player(White),
+        Command::SubmitMove {
+            side: White,
+            notation: "g3-h4".into(),
+            offer_draw: false,
+        },
+    );
+    assert_eq!(e.rule(), Some("RU 1.4.7"), "{e}");
+    t.mv(White, "c3-b4");
+}
+
+#[test]
+fn fmjd_5_4_an_irregular_move_may_stand() {
+    let mut t = Table::russian();
+    t.board(BoardInput::Lift(22));
+    t.board(BoardInput::Release(13));
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::RuleOnIrregularity {
+            ruling: Ruling::Stands,
+        }),
+    );
+    assert_eq!(t.fen(), "B:W13,21,23-32:B1-12");
+    assert_eq!(t.s.clock_side(), Black);
+}
+
+#[test]
+fn snapshot_boards_recognise_a_move_and_wait_on_intermediate_states() {
+    let mut t = Table::russian();
+    let start: Vec<u32> = (21..=32).collect();
+    let black: Vec<u32> = (1..=12).collect();
+    // c3 in the air: an intermediate state, nothing happens.
+    let lifted: Vec<u32> = start.iter().copied().filter(|&s| s != 22).collect();
+    let ev = t.board(BoardInput::Snapshot(Occupancy {
+        white: lifted.clone(),
+        black: black.clone(),
+        kings: None,
+    }));
+    assert!(ev.is_empty());
+    let mut moved = lifted;
+    moved.push(18);
+    let ev = t.board(BoardInput::Snapshot(Occupancy {
+        white: moved,
+        black,
+        kings: None,
+    }));
+    assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "c3-d4"));
+}
+
+// ---- Draw offers --------------------------------------------------------------------
+
+#[test]
+fn ru_1_9_3_offer_with_the_move_then_accepted() {
+    let mut t = Table::russian();
+    let ev = t.ok(
+        Actor::Player(White),
+        Command::SubmitMove {
+            side: White,
+            notation: "c3-d4".into(),
+            offer_draw: true,
+        },
+    );
+    assert!(kinds(&ev).iter().any(|k| matches!(
+        k,
+        EventKind::DrawOffered {
+            timing: OfferTiming::AfterOwnMove,
+            ..
+        }
+    )));
+    assert!(t.s.warnings().is_empty());
+    t.ok(
+        Actor::Player(Black),
+        Command::RespondToOffer {
+            side: Black,
+            response: OfferResponse::Accept,
+        },
+    );
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::Draw,
+            EndReason::Agreement,
+            Some("RU 1.9.1(a)".into())
+        )
+    );
+}
+
+#[test]
+fn ru_1_9_3_a_move_declines_the_offer() {
+    let mut t = Table::russian();
+    t.ok(
+        Actor::Player(White),
+        Command::SubmitMove {
+            side: White,
+            notation: "c3-d4".into(),
+            offer_draw: true,
+        },
+    );
+    let ev = t.mv(Black, "b6-a5");
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::DrawOfferAnswered {
+            by_move: true,
+            response: OfferResponse::Decline,
+            ..
+        }
+    ));
+    assert!(t.s.offer().is_none());
+}
+
+#[test]
+fn ru_1_9_4_offer_while_the_opponents_clock_runs_is_valid_but_warned() {
+    let mut t = Table::russian();
+    t.mv(White, "c3-d4");
+    let ev = t.ok(Actor::Player(White), Command::OfferDraw { side: White });
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::DrawOffered {
+            timing: OfferTiming::DuringOpponentsTurn,
+            ..
+        }
+    ));
+    assert!(matches!(ev[1].kind, EventKind::Warning { side: White, .. }));
+    assert_eq!(ev[1].rule.as_deref(), Some("RU 1.9.4"));
+    t.ok(
+        Actor::Player(Black),
+        Command::RespondToOffer {
+            side: Black,
+            response: OfferResponse::Accept,
+        },
+    );
+    assert_eq!(result(&t).0, Outcome::Draw);
+}
+
+#[test]
+fn ru_1_9_5_offer_before_ones_move_may_be_postponed_until_after_it() {
+    let mut t = Table::russian();
+    let ev = t.ok(Actor::Player(White), Command::OfferDraw { side: White });
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::DrawOffered {
+            timing: OfferTiming::BeforeOwnMove,
+            ..
+        }
+    ));
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.9.5"));
+    t.ok(
+        Actor::Player(Black),
+        Command::RespondToOffer {
+            side: Black,
+            response: OfferResponse::Postpone,
+        },
+    );
+    t.mv(White, "c3-d4");
+    // After seeing the move Black must answer; postponing again is refused.
+    let e = t.err(
+        Actor::Player(Black),
+        Command::RespondToOffer {
+            side: Black,
+            response: OfferResponse::Postpone,
+        },
+    );
+    assert_eq!(e.rule(), Some("RU 1.9.5"));
+    t.ok(
+        Actor::Player(Black),
+        Command::RespondToOffer {
+            side: Black,
+            response: OfferResponse::Accept,
+        },
+    );
+    assert_eq!(result(&t).0, Outcome::Draw);
+}
+
+#[test]
+fn ru_1_9_5_an_offer_during_the_opponents_turn_cannot_be_postponed() {
+    let mut t = Table::russian();
+    t.mv(White, "c3-d4");
+    t.ok(Actor::Player(White), Command::OfferDraw { side: White });
+    let e = t.err(
+        Actor::Player(Black),
+        Command::RespondToOffer {
+            side: Black,
+            response: OfferResponse::Postpone,
+        },
+    );
+    assert_eq!(e.rule(), Some("RU 1.9.5"));
+}
+
+#[test]
+fn ru_1_9_6_declined_offer_cannot_be_repeated_until_opponent_offers() {
+    let mut t = Table::russian();
+    t.ok(
+        Actor::Player(White),
+        Command::SubmitMove {
+            side: White,
+            notation: "c3-d4".into(),
+            offer_draw: true,
+        },
+    );
+    t.ok(
+        Actor::Player(Black),
+        Command::RespondToOffer {
+            side: Black,
+            response: OfferResponse::Decline,
+        },
+    );
+    t.mv(Black, "b6-a5");
+    let e = t.err(
+        Actor::Player(White),
+        Command::SubmitMove {
+            side: White,
+            notation: "b2-c3".into(),
+            offer_draw: true,
+        },
+    );
+    assert_eq!(e.rule(), Some("RU 1.9.6"));
+    t.mv(White, "b2-c3");
+    // Black uses its right to offer; White declines; now White may offer again.
+    t.ok(
+        Actor::Player(Black),
+        Command::SubmitMove {
+            side: Black,
+            notation: "a7-b6".into(),
+            offer_draw: true,
+        },
+    );
+    t.ok(
+        Actor::Player(White),
+        Command::RespondToOffer {
+            side: White,
+            response: OfferResponse::Decline,
+        },
+    );
+    t.ok(
+        Actor::Player(White),
+        Command::SubmitMove {
+            side: White,
+            notation: "g3-h4".into(),
+            offer_draw: true,
+        },
+    );
+}
+
+#[test]
+fn event_rule_no_offers_before_the_set_move() {
+    let mut t = Table::new(Variant::Russian, Some("10m"), None, |s| {
+        s.min_move_for_offer = 2
+    });
+    let e = t.err(Actor::Player(White), Command::OfferDraw { side: White });
+    assert!(e.to_string().contains("before move 2"));
+    t.mv(White, "c3-d4");
+    t.mv(Black, "b6-a5");
+    t.ok(Actor::Player(White), Command::OfferDraw { side: White });
+}
+
+// ---- Repetition claims ----------------------------------------------------------------
+
+/// Kings shuffle: after `n` full cycles the start position has occurred n+1 times.
+fn shuffle_table(f: impl FnOnce(&mut GameSettings)) -> Table {
+    Table::new(
+        Variant::Russian,
+        Some("10m"),
+        Some("W:WKc1,e3,g3,h2,f2:BKh8,b6,d6,c7"),
+        f,
+    )
+}
+
+fn cycle(t: &mut Table, n: usize) {
+    for _ in 0..n {
+        t.mv(White, "c1-d2");
+        t.mv(Black, "h8-g7");
+        t.mv(White, "d2-c1");
+        t.mv(Black, "g7-h8");
+    }
+}
+
+#[test]
+fn ru_1_9_2_a_correct_repetition_claim_is_a_draw() {
+    let mut t = shuffle_table(|_| {});
+    cycle(&mut t, 2);
+    // The position with White to move has now occurred three times.
+    let ev = t.ok(
+        Actor::Player(White),
+        Command::ClaimDraw {
+            side: White,
+            kind: ClaimKind::Repetition,
+            written_move: None,
+        },
+    );
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::ClaimMade { correct: true, .. }
+    ));
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::Draw,
+            EndReason::Repetition,
+            Some("RU 1.9.2".into())
+        )
+    );
+}
+
+#[test]
+fn ru_1_9_2_a_claim_with_the_written_move_that_would_repeat() {
+    let mut t = shuffle_table(|_| {});
+    cycle(&mut t, 1);
+    t.mv(White, "c1-d2");
+    t.mv(Black, "h8-g7");
+    t.mv(White, "d2-c1");
+    // Black writes g7-h8, which would make the position occur a third time.
+    let ev = t.ok(
+        Actor::Player(Black),
+        Command::ClaimDraw {
+            side: Black,
+            kind: ClaimKind::Repetition,
+            written_move: Some("g7-h8".into()),
+        },
+    );
+    assert!(
+        matches!(&ev[0].kind, EventKind::ClaimMade { correct: true, written_move: Some(m), .. } if m == "g7-h8")
+    );
+    assert_eq!(result(&t).0, Outcome::Draw);
+}
+
+#[test]
+fn ru_1_9_2_wrong_claim_plays_the_written_move() {
+    let mut t = shuffle_table(|_| {});
+    cycle(&mut t, 1);
+    t.mv(White, "c1-d2");
+    let ev = t.ok(
+        Actor::Player(Black),
+        Command::ClaimDraw {
+            side: Black,
+            kind: ClaimKind::Repetition,
+            written_move: Some("h8-g7".into()),
+        },
+    );
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::ClaimMade { correct: false, .. }
+    ));
+    assert!(matches!(
+        ev[1].kind,
+        EventKind::ClaimDecided { upheld: false }
+    ));
+    assert!(
+        matches!(&ev[2].kind, EventKind::MovePlayed { notation, source: draughts_arbiter::game::MoveSource::WrittenClaim, .. } if notation == "h8-g7")
+    );
+    assert!(t.s.result().is_none());
+    assert_eq!(t.s.position().turn(), White);
+}
+
+#[test]
+fn ru_1_9_2_playing_the_repeating_move_loses_the_right_to_claim_it() {
+    let mut t = Table::new(
+        Variant::Russian,
+        Some("10m"),
+        Some("W:WKc1,e3,g3,h2,f2:BKh8,b6,d6,c7"),
+        |s| s.press_on_move = false,
+    );
+    for (side, m) in [
+        (White, "c1-d2"),
+        (Black, "h8-g7"),
+        (White, "d2-c1"),
+        (Black, "g7-h8"),
+        (White, "c1-d2"),
+        (Black, "h8-g7"),
+        (White, "d2-c1"),
+    ] {
+        t.mv(side, m);
+        t.ok(Actor::Player(side), Command::PressClock { side });
+    }
+    // Black plays g7-h8 on the board (third occurrence) and only then claims.
+    t.mv(Black, "g7-h8");
+    let e = t.err(
+        Actor::Player(Black),
+        Command::ClaimDraw {
+            side: Black,
+            kind: ClaimKind::Repetition,
+            written_move: None,
+        },
+    );
+    assert_eq!(e.rule(), Some("RU 1.9.2"));
+    assert!(e.to_string().contains("right to claim"));
+    t.ok(Actor::Player(Black), Command::PressClock { side: Black });
+    // White, whose turn it now is, may claim.
+    t.ok(
+        Actor::Player(White),
+        Command::ClaimDraw {
+            side: White,
+            kind: ClaimKind::Repetition,
+            written_move: None,
+        },
+    );
+    assert_eq!(result(&t).0, Outcome::Draw);
+}
+
+#[test]
+fn ru_1_9_2_the_claimants_clock_runs_until_the_arbiter_rules() {
+    let mut t = shuffle_table(|s| s.claims_need_arbiter = true);
+    cycle(&mut t, 2);
+    t.at(10_000);
+    t.ok(
+        Actor::Player(White),
+        Command::ClaimDraw {
+            side: White,
+            kind: ClaimKind::Repetition,
+            written_move: None,
+        },
+    );
+    assert!(t.s.claim().is_some());
+    t.at(40_000);
+    assert_eq!(t.s.view(40_000).white_ms, Some(560_000));
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::RuleOnClaim { upheld: true }),
+    );
+    assert_eq!(result(&t).0, Outcome::Draw);
+}
+
+#[test]
+fn ru_1_9_2_time_runs_out_during_the_check_correct_claim_draws() {
+    let mut t = Table::new(
+        Variant::Russian,
+        Some("60s"),
+        Some("W:WKc1,e3,g3,h2,f2:BKh8,b6,d6,c7"),
+        |s| s.claims_need_arbiter = true,
+    );
+    cycle(&mut t, 2);
+    t.ok(
+        Actor::Player(White),
+        Command::ClaimDraw {
+            side: White,
+            kind: ClaimKind::Repetition,
+            written_move: None,
+        },
+    );
+    t.at(60_000);
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::Draw,
+            EndReason::Repetition,
+            Some("RU 1.9.2".into())
+        )
+    );
+}
+
+#[test]
+fn ru_1_9_2_time_runs_out_during_the_check_incorrect_claim_loses() {
+    let mut t = Table::new(
+        Variant::Russian,
+        Some("60s"),
+        Some("W:WKc1,e3,g3,h2,f2:BKh8,b6,d6,c7"),
+        |s| s.claims_need_arbiter = true,
+    );
+    cycle(&mut t, 1);
+    t.ok(
+        Actor::Player(White),
+        Command::ClaimDraw {
+            side: White,
+            kind: ClaimKind::Repetition,
+            written_move: None,
+        },
+    );
+    t.at(60_000);
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::BlackWins,
+            EndReason::IncorrectClaimOnTime,
+            Some("RU 1.9.2".into())
+        )
+    );
+}
+
+#[test]
+fn automatic_repetition_mode_draws_at_the_third_occurrence() {
+    let mut t = shuffle_table(|s| s.repetition = RepetitionMode::Automatic);
+    cycle(&mut t, 2);
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::Draw,
+            EndReason::Repetition,
+            Some("RU 1.9.1(g)".into())
+        )
+    );
+}
+
+// ---- Move-count draws -------------------------------------------------------------------
+
+#[test]
+fn ru_1_9_1_f_fifteen_king_moves_each_draws_automatically() {
+    let mut t = shuffle_table(|_| {});
+    // 15 moves each: 30 plies, i.e. 7 cycles and a half.
+    cycle(&mut t, 7);
+    t.mv(White, "c1-d2");
+    assert!(t.s.result().is_none());
+    t.mv(Black, "h8-g7");
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::Draw,
+            EndReason::MoveCount,
+            Some("RU 1.9.1(f)".into())
+        )
+    );
+}
+
+#[test]
+fn ru_1_9_1_f_referred_to_the_arbiter_when_so_set() {
+    let mut t = shuffle_table(|s| s.move_count_draws = MoveCountDraws::Referred);
+    cycle(&mut t, 7);
+    t.mv(White, "c1-d2");
+    let ev = t.mv(Black, "h8-g7");
+    assert!(
+        ev.iter().any(|e| e.kind == EventKind::DrawConditionReached
+            && e.rule.as_deref() == Some("RU 1.9.1(f)"))
+    );
+    assert!(t.s.result().is_none());
+    // Referred once, not at every move.
+    let ev = t.mv(White, "d2-c1");
+    assert!(!ev.iter().any(|e| e.kind == EventKind::DrawConditionReached));
+    t.ok(
+        Actor::Player(Black),
+        Command::ClaimDraw {
+            side: Black,
+            kind: ClaimKind::MoveCount,
+            written_move: None,
+        },
+    );
+    assert_eq!(result(&t).1, EndReason::MoveCount);
+}
+
+// ---- Results ------------------------------------------------------------------------------
+
+#[test]
+fn ru_1_8_resignation_and_nothing_after_the_result_but_arbiter_corrections() {
+    let mut t = Table::russian();
+    t.ok(Actor::Player(White), Command::Resign { side: White });
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::BlackWins,
+            EndReason::Resignation,
+            Some("RU 1.8".into())
+        )
+    );
+    let e = t.err(
+        Actor::Player(Black),
+        Command::SubmitMove {
+            side: Black,
+            notation: "b6-a5".into(),
+            offer_draw: false,
+        },
+    );
+    assert_eq!(e, GameError::GameOver);
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::DeclareResult {
+            outcome: Outcome::Draw,
+            reason: "scoresheet error".into(),
+        }),
+    );
+    assert_eq!(result(&t).1, EndReason::ArbiterDecision);
+}
+
+#[test]
+fn ru_1_8_no_pieces_left_loses() {
+    let mut t = Table::new(Variant::Russian, Some("10m"), Some("W:Wc3:Bd4"), |_| {});
+    t.mv(White, "c3:e5");
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::WhiteWins,
+            EndReason::NoPieces,
+            Some("RU 1.8".into())
+        )
+    );
+}
+
+#[test]
+fn ru_1_8_blocked_side_loses() {
+    // The black man on h4 can neither step to g3 nor take it (f2 is guarded).
+    let mut t = Table::new(
+        Variant::Russian,
+        Some("10m"),
+        Some("W:Wa1,f2,g3:Bh4"),
+        |_| {},
+    );
+    t.mv(White, "a1-b2");
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::WhiteWins,
+            EndReason::NoMoves,
+            Some("RU 1.8".into())
+        )
+    );
+}
+
+#[test]
+fn ru_1_8_flag_fall_loses_at_the_exact_instant() {
+    let mut t = Table::new(Variant::Russian, Some("60s"), None, |_| {});
+    t.at(59_999);
+    assert!(t.s.result().is_none());
+    assert_eq!(t.s.next_deadline(), Some(60_000));
+    t.at(60_000);
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::BlackWins,
+            EndReason::FlagFall,
+            Some("RU 1.8".into())
+        )
+    );
+}
+
+#[test]
+fn a_command_after_a_missed_deadline_asks_for_a_tick() {
+    let mut t = Table::new(Variant::Russian, Some("60s"), None, |_| {});
+    t.t = 70_000;
+    let e = t.err(
+        Actor::Player(White),
+        Command::SubmitMove {
+            side: White,
+            notation: "c3-d4".into(),
+            offer_draw: false,
+        },
+    );
+    assert_eq!(e, GameError::TickFirst);
+}
+
+#[test]
+fn en_time_rule_warns_then_forfeits() {
+    let mut t = Table::new(
+        Variant::English,
+        Some("24h; move-limit 5m+1m"),
+        None,
+        |_| {},
+    );
+    let ev = {
+        t.at(300_000);
+        t.log.clone()
+    };
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e.kind, EventKind::TimeCalled { side: Black }))
+    );
+    t.at(360_000);
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::WhiteWins,
+            EndReason::MoveLimit,
+            Some("EN Time!".into())
+        )
+    );
+}
+
+// ---- Arbiter --------------------------------------------------------------------------------
+
+#[test]
+fn arbiter_pause_does_not_charge_and_penalty_takes_time() {
+    let mut t = Table::russian();
+    t.at(10_000);
+    t.ok(arb(), Command::Arbiter(ArbiterAction::PauseClocks));
+    t.at(70_000);
+    t.ok(arb(), Command::Arbiter(ArbiterAction::ResumeClocks));
+    assert_eq!(t.s.view(70_000).white_ms, Some(590_000));
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::Penalty {
+            side: White,
+            amount_ms: 60_000,
+            reason: "phone".into(),
+        }),
+    );
+    assert_eq!(t.s.view(70_000).white_ms, Some(530_000));
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::Warn {
+            side: Black,
+            reason: "talking".into(),
+        }),
+    );
+    assert_eq!(t.s.warnings().len(), 1);
+}
+
+#[test]
+fn arbiter_sets_a_position_for_the_side_whose_clock_runs() {
+    let mut t = Table::russian();
+    let e = t.err(
+        arb(),
+        Command::Arbiter(ArbiterAction::SetPosition {
+            fen: "B:W21-32:B1-12".into(),
+        }),
+    );
+    assert_eq!(e.rule(), Some("RU 1.4.1"));
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::SetPosition {
+            fen: "W:WKc1:Bh8".into(),
+        }),
+    );
+    assert_eq!(t.fen(), "W:WK30:B4");
+    t.mv(White, "c1-d2");
+}
