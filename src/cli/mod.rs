@@ -2,6 +2,7 @@
 
 mod moves;
 mod perft;
+mod replay;
 
 use std::process::ExitCode;
 
@@ -9,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 pub use moves::MovesArgs;
 pub use perft::PerftArgs;
+pub use replay::ReplayArgs;
 
 /// The competition judge for draughts tournaments.
 #[derive(Debug, Parser)]
@@ -26,6 +28,8 @@ pub enum Command {
     Perft(PerftArgs),
     /// List the legal moves of one or many positions.
     Moves(MovesArgs),
+    /// Check every move of every game of PDN files.
+    Replay(ReplayArgs),
 }
 
 /// Runs a parsed command line.
@@ -33,6 +37,7 @@ pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Perft(args) => perft::run(&args),
         Command::Moves(args) => moves::run(&args),
+        Command::Replay(args) => replay::run(&args),
     }
 }
 

@@ -2,6 +2,8 @@
 
 pub mod fen;
 pub mod movetext;
+pub mod pdn;
+pub mod replay;
 pub mod square;
 
 pub use fen::{FenError, parse_fen, write_fen};
