@@ -374,7 +374,8 @@ fn result_alone_on_a_line_far_to_the_right() {
 
 #[test]
 fn no_result_token() {
-    let game = one("[Result \"1-0\"]\n\n1. 32-28 19-23\n");
+    // A dangling move number at the end of a cut-off game is forgiven.
+    let game = one("[Result \"1-0\"]\n\n1. 32-28 19-23 2.\n");
     assert_eq!(game.result, None);
     assert_eq!(game.result_text, None);
     assert_eq!(game.result_tag(), Some(PdnResult::WhiteWins));
@@ -674,6 +675,17 @@ fn error_messages_and_positions() {
             "{text:?}"
         );
     }
+}
+
+#[test]
+fn a_move_number_alone_is_not_a_game() {
+    let games = read_games("[Event \"e\"] 1-0\n12.");
+    assert_eq!(games.len(), 2);
+    let e = games[1].as_ref().expect_err("a lone move number");
+    assert_eq!(
+        (e.line, e.column, e.message.as_str()),
+        (2, 1, "move number without a move")
+    );
 }
 
 #[test]

@@ -13,6 +13,22 @@
 //! A broken game yields one [`PdnError`] and reading goes on with the next
 //! tag section.
 //!
+//! # Where things land
+//!
+//! - A game ends at its result token, at a tag after movetext, at a tag
+//!   after a blank line that follows a tag section (so a tag section with no
+//!   movetext is a game of its own), or at the end of the text.
+//! - Comments belong to the move before them; comments before the first
+//!   move of the game make [`PdnGame::game_comment`], and those before the
+//!   first move of a variation make its [`PdnMove::comments_before`].
+//!   Comments after a result stay with that game, unless a game without
+//!   tags follows, which they then open. Comment text has its whitespace
+//!   collapsed; empty comments are dropped.
+//! - A bare `-` is a move the record does not know ([`UNKNOWN_MOVE`]).
+//! - A move number with no move after it is forgiven at the end of a game.
+//! - After an error, games without tags up to the next tag section are
+//!   skipped with the broken one.
+//!
 //! # Examples
 //!
 //! ```
@@ -520,31 +536,37 @@ impl PdnReader<'_> {
         let mut number: Option<(u32, bool, Pos)> = None;
         let mut movetext = false;
         loop {
-            let Some(token) = self.lexer.peek()? else {
+            let token = self.lexer.peek()?;
+            let ends_game = match &token {
+                None => true,
+                Some(Token {
+                    kind: Kind::Tag(..),
+                    after_blank,
+                    ..
+                }) => movetext || depth > 0 || (!game.tags.is_empty() && *after_blank),
+                Some(_) => false,
+            };
+            if ends_game {
                 if let Some(open) = open {
                     return Err(open.fail("unterminated variation"));
+                }
+                // A dangling move number is forgiven (`41.` at the end of a
+                // cut-off game), unless it is all the game has.
+                if let Some((_, _, at)) = number {
+                    if moves.is_empty() && leading.is_empty() && game.tags.is_empty() {
+                        return Err(at.fail("move number without a move"));
+                    }
                 }
                 return Ok(Line {
                     moves,
                     leading,
                     end: End::Unterminated,
                 });
+            }
+            let Some(token) = token else {
+                continue;
             };
             let pos = token.pos;
-            // Tokens that end the line, or refuse, before being consumed.
-            match &token.kind {
-                Kind::Tag(..) if depth > 0 => {
-                    return Err(open.unwrap_or(pos).fail("unterminated variation"));
-                }
-                Kind::Tag(..) if movetext || (!game.tags.is_empty() && token.after_blank) => {
-                    return Ok(Line {
-                        moves,
-                        leading,
-                        end: End::Unterminated,
-                    });
-                }
-                _ => {}
-            }
             let kind = match self.lexer.next()? {
                 Some(token) => token.kind,
                 None => continue,
