@@ -11,7 +11,9 @@ use draughts_arbiter::notation::write_fen;
 use draughts_arbiter::rules::Variant;
 
 fn games(file: &str) -> Vec<PdnGame> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/games").join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/games")
+        .join(file);
     let bytes = std::fs::read(&path).expect("game file");
     read_games_bytes(&bytes)
         .into_iter()
@@ -26,11 +28,17 @@ fn through_session(game: &PdnGame, variant: Variant, label: &str) -> String {
     let fen = write_fen(&start);
     let mut settings = GameSettings::new(variant);
     settings.time_control = Some("90m+30s".parse().expect("tc"));
-    let (mut s, _) = Session::create(settings, Some(&fen), Actor::System, Now::from_mono(0)).expect("create");
-    s.handle(&Actor::System, Command::Start, Now::from_mono(0)).expect("start");
+    let (mut s, _) =
+        Session::create(settings, Some(&fen), Actor::System, Now::from_mono(0)).expect("create");
+    s.handle(&Actor::System, Command::Start, Now::from_mono(0))
+        .expect("start");
     for (i, m) in game.moves.iter().enumerate() {
         let now = Now::from_mono(1_000 * (i as u64 + 1));
-        assert!(s.tick(now).is_empty(), "{label}: clock event at ply {}", i + 1);
+        assert!(
+            s.tick(now).is_empty(),
+            "{label}: clock event at ply {}",
+            i + 1
+        );
         let side = s.position().turn();
         s.handle(
             &Actor::Player(side),
@@ -43,7 +51,12 @@ fn through_session(game: &PdnGame, variant: Variant, label: &str) -> String {
         )
         .unwrap_or_else(|e| panic!("{label}: ply {} '{}' refused: {e}", i + 1, m.text));
         if i + 1 < game.moves.len() {
-            assert!(s.result().is_none(), "{label}: spurious result {:?} at ply {}", s.result(), i + 1);
+            assert!(
+                s.result().is_none(),
+                "{label}: spurious result {:?} at ply {}",
+                s.result(),
+                i + 1
+            );
         }
     }
     write_fen(s.position())
@@ -58,9 +71,16 @@ fn check(file: &str, variant: Variant, expected_games: usize, known_bad: &[(usiz
         let label = format!("{file} game {n}");
         match replay_game(game, Some(variant)) {
             Ok(g) => {
-                assert!(known_bad.iter().all(|(b, _)| *b != n), "{label} was expected to fail");
+                assert!(
+                    known_bad.iter().all(|(b, _)| *b != n),
+                    "{label} was expected to fail"
+                );
                 let fen = through_session(game, variant, &label);
-                assert_eq!(fen, write_fen(g.position()), "{label}: session and rules disagree");
+                assert_eq!(
+                    fen,
+                    write_fen(g.position()),
+                    "{label}: session and rules disagree"
+                );
             }
             Err(e) => {
                 let why = known_bad
@@ -79,10 +99,16 @@ fn russian_abatsiev_games_replay() {
         "abatsiev.pdn",
         Variant::Russian,
         56,
-        &[(36, "Abatsiev-Lebedev 1973 records only the result: every move is '-'")],
+        &[(
+            36,
+            "Abatsiev-Lebedev 1973 records only the result: every move is '-'",
+        )],
     );
     let game36 = &games("abatsiev.pdn")[35];
-    assert!(matches!(replay_game(game36, Some(Variant::Russian)), Err(ReplayFailure::Illegal { ply: 1, .. })));
+    assert!(matches!(
+        replay_game(game36, Some(Variant::Russian)),
+        Err(ReplayFailure::Illegal { ply: 1, .. })
+    ));
 }
 
 #[test]

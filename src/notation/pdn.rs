@@ -552,10 +552,12 @@ impl PdnReader<'_> {
                 }
                 // A dangling move number is forgiven (`41.` at the end of a
                 // cut-off game), unless it is all the game has.
-                if let Some((_, _, at)) = number {
-                    if moves.is_empty() && leading.is_empty() && game.tags.is_empty() {
-                        return Err(at.fail("move number without a move"));
-                    }
+                if let Some((_, _, at)) = number
+                    && moves.is_empty()
+                    && leading.is_empty()
+                    && game.tags.is_empty()
+                {
+                    return Err(at.fail("move number without a move"));
                 }
                 return Ok(Line {
                     moves,

@@ -48,8 +48,9 @@ pub fn game_variant(game: &PdnGame, forced: Option<Variant>) -> Result<Variant, 
         return Ok(v);
     }
     match game.game_type() {
-        Some(n) => Variant::from_game_type(n)
-            .ok_or_else(|| ReplayFailure::NoVariant(format!("GameType {n} is not a known variant"))),
+        Some(n) => Variant::from_game_type(n).ok_or_else(|| {
+            ReplayFailure::NoVariant(format!("GameType {n} is not a known variant"))
+        }),
         None => Err(ReplayFailure::NoVariant(
             "no GameType tag: name the variant (--variant)".into(),
         )),
