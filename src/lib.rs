@@ -13,3 +13,4 @@ pub mod clock;
 pub mod game;
 pub mod notation;
 pub mod rules;
+pub mod server;

@@ -8,6 +8,7 @@ use std::ops::Not;
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
+#[serde(rename_all = "lowercase")]
 pub enum Color {
     /// The side at the bottom of the diagram (a1 side).
     White,

@@ -1,0 +1,230 @@
+//! Service configuration, layered: defaults < TOML file < `ARBITER_*` environment < flags.
+//! (clap reads each flag's environment variable; the file fills what both leave unset.)
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::auth::TokenConfig;
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// TLS certificate and key (PEM files).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// Certificate chain.
+    pub cert: PathBuf,
+    /// Private key.
+    pub key: PathBuf,
+}
+
+/// The TOML file (every field optional).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// gRPC address.
+    pub listen: Option<SocketAddr>,
+    /// Where the SQLite event log lives.
+    pub data_dir: Option<PathBuf>,
+    /// Prometheus metrics address.
+    pub metrics_listen: Option<SocketAddr>,
+    /// Log format.
+    pub log_format: Option<LogFormat>,
+    /// Allow listening beyond loopback without tokens.
+    pub insecure: Option<bool>,
+    /// Charge the side on move for time the service was down.
+    pub charge_outage: Option<bool>,
+    /// TLS.
+    pub tls: Option<TlsConfig>,
+    /// Bearer tokens and their roles.
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// gRPC address.
+    pub listen: SocketAddr,
+    /// Where the event log lives; `None` keeps events in memory only (tests, tries).
+    pub data_dir: Option<PathBuf>,
+    /// Prometheus metrics address, if any.
+    pub metrics_listen: Option<SocketAddr>,
+    /// Log format.
+    pub log_format: LogFormat,
+    /// Allow listening beyond loopback without tokens.
+    pub insecure: bool,
+    /// Charge the side on move for time the service was down.
+    pub charge_outage: bool,
+    /// TLS.
+    pub tls: Option<TlsConfig>,
+    /// Tokens.
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// The default gRPC address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
+
+/// A configuration problem, said plainly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl FileConfig {
+    /// Reads a TOML file.
+    ///
+    /// # Errors
+    /// The file cannot be read or is not valid configuration.
+    pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("config {}: {e}", path.display())))?;
+        toml::from_str(&text).map_err(|e| ConfigError(format!("config {}: {e}", path.display())))
+    }
+}
+
+impl Config {
+    /// Layers the file under the command line (flags and environment already merged by
+    /// clap) and checks the result.
+    ///
+    /// # Errors
+    /// An open server (no tokens) on a non-loopback address without `insecure`.
+    pub fn resolve(
+        file: FileConfig,
+        listen: Option<SocketAddr>,
+        data_dir: Option<PathBuf>,
+        memory: bool,
+        metrics_listen: Option<SocketAddr>,
+        log_format: Option<LogFormat>,
+        insecure: bool,
+    ) -> Result<Config, ConfigError> {
+        let config = Config {
+            listen: listen
+                .or(file.listen)
+                .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("valid default")),
+            data_dir: if memory {
+                None
+            } else {
+                Some(
+                    data_dir
+                        .or(file.data_dir)
+                        .unwrap_or_else(|| PathBuf::from("./data")),
+                )
+            },
+            metrics_listen: metrics_listen.or(file.metrics_listen),
+            log_format: log_format.or(file.log_format).unwrap_or_default(),
+            insecure: insecure || file.insecure.unwrap_or(false),
+            charge_outage: file.charge_outage.unwrap_or(false),
+            tls: file.tls,
+            tokens: file.tokens,
+        };
+        if config.tokens.is_empty() && !config.listen.ip().is_loopback() && !config.insecure {
+            return Err(ConfigError(format!(
+                "refusing to listen on {} with no tokens configured: anyone could act as arbiter; \
+                 add [[tokens]] to the config file or pass --insecure",
+                config.listen
+            )));
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::auth::Role;
+
+    #[test]
+    fn file_then_flags() {
+        let file: FileConfig = toml::from_str(
+            r#"
+            listen = "0.0.0.0:6000"
+            data_dir = "/var/lib/arbiter"
+            [[tokens]]
+            token = "a"
+            role = "arbiter"
+            event = "Open"
+            [[tokens]]
+            token = "w"
+            role = "player"
+            game = "g1"
+            side = "white"
+            "#,
+        )
+        .expect("toml");
+        assert_eq!(
+            file.tokens[1].role,
+            Role::Player {
+                game: "g1".into(),
+                side: crate::rules::Color::White
+            }
+        );
+        let c = Config::resolve(file.clone(), None, None, false, None, None, false)
+            .expect("tokens set");
+        assert_eq!(c.listen.port(), 6000);
+        let c = Config::resolve(
+            file,
+            Some("127.0.0.1:7000".parse().expect("addr")),
+            None,
+            true,
+            None,
+            None,
+            false,
+        )
+        .expect("flags win");
+        assert_eq!(c.listen.port(), 7000);
+        assert_eq!(c.data_dir, None);
+    }
+
+    #[test]
+    fn open_server_only_on_loopback_unless_insecure() {
+        let any: SocketAddr = "0.0.0.0:50051".parse().expect("addr");
+        let e = Config::resolve(
+            FileConfig::default(),
+            Some(any),
+            None,
+            true,
+            None,
+            None,
+            false,
+        )
+        .expect_err("refused");
+        assert!(e.0.contains("--insecure"));
+        assert!(
+            Config::resolve(
+                FileConfig::default(),
+                Some(any),
+                None,
+                true,
+                None,
+                None,
+                true
+            )
+            .is_ok()
+        );
+        assert!(
+            Config::resolve(FileConfig::default(), None, None, true, None, None, false).is_ok()
+        );
+        assert!(
+            toml::from_str::<FileConfig>("lisen = 1").is_err(),
+            "unknown keys are refused"
+        );
+    }
+}

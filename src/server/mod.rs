@@ -1,0 +1,5 @@
+//! The service around the judge: configuration, authentication, and (with the gRPC API)
+//! the server itself.
+
+pub mod auth;
+pub mod config;
