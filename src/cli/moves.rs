@@ -14,7 +14,8 @@ use crate::rules::{Position, Variant};
 /// Arguments of `moves`.
 #[derive(Debug, Args)]
 pub struct MovesArgs {
-    /// The variant.
+    /// The variant: russian, international, english, brazilian, pool, italian, giveaway,
+    /// antidraughts, russian80, diagonal.
     #[arg(long, value_parser = super::parse_variant)]
     pub variant: Variant,
     /// One position (PDN FEN); the start position if neither this nor --fen-file is given.

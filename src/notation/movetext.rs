@@ -61,15 +61,18 @@ impl fmt::Display for MoveError {
 
 impl std::error::Error for MoveError {}
 
-/// The rule numbers the move checks cite, per variant family.
+/// The rule numbers the move checks cite, per variant family (the capture rule decides
+/// the family: free choice cites RU, maximum capture FMJD, the Italian precedence FID).
 fn citation(variant: Variant, topic: Topic) -> &'static str {
-    let fmjd = variant.rules().capture_choice == CaptureChoice::MaximumPieces;
-    match (topic, fmjd) {
-        (Topic::Compulsory, false) => "RU 1.5.3",
-        (Topic::Compulsory, true) => "FMJD 4.2",
+    match (topic, variant.rules().capture_choice) {
+        (Topic::Compulsory, CaptureChoice::Free) => "RU 1.5.3",
+        (Topic::Compulsory, CaptureChoice::MaximumPieces) => "FMJD 4.2",
+        (Topic::Compulsory, CaptureChoice::Italian) => "IT: FID rules 3-4",
+        (Topic::Maximum, CaptureChoice::Italian) => "IT: FID rules 5-8",
         (Topic::Maximum, _) => "FMJD 4.13",
-        (Topic::Unfinished, false) => "RU 1.5.5",
-        (Topic::Unfinished, true) => "FMJD 4.5",
+        (Topic::Unfinished, CaptureChoice::Free) => "RU 1.5.5",
+        (Topic::Unfinished, CaptureChoice::MaximumPieces) => "FMJD 4.5",
+        (Topic::Unfinished, CaptureChoice::Italian) => "IT: FID rules 3-4",
         (Topic::Movement, _) => "RU 1.4",
     }
 }
@@ -156,6 +159,13 @@ fn diagnose(text: &str, pos: &Position, from: Square, capture: bool, all: &[Move
         let best = all.iter().map(Move::capture_count).max().unwrap_or(0);
         (
             format!("the capture must take the most pieces ({best})"),
+            Topic::Maximum,
+        )
+    } else if any_capture && variant.rules().capture_choice == CaptureChoice::Italian {
+        (
+            "not a complete capture with precedence (most pieces, then with a king, then \
+             most kings, then a king first)"
+                .to_string(),
             Topic::Maximum,
         )
     } else if any_capture {

@@ -1,5 +1,6 @@
 //! A game in progress: the position, the moves played, and the draw bookkeeping of the
-//! variant (RU 1.9.1 (c)–(g) and the 2013 edition 7.2.x, FMJD, English).
+//! variant (RU 1.9.1 (c)–(g) and the 2013 edition 7.2.x, FMJD, English, Italian (FID),
+//! pool (APCA), giveaway and antidraughts).
 //!
 //! Counting decisions (RULES.md, "Decision on counting"): "N moves" means N moves by each
 //! side; "its 15th / 5th move" counts the stronger side's moves, the first being its first
@@ -75,16 +76,14 @@ pub fn outcome(pos: &Position) -> Option<Outcome> {
     } else {
         return None;
     };
-    let (winner, rule) = match (rules.win, rules.draws) {
-        (WinCondition::Giveaway, _) => (pos.turn(), "GIVE: no pieces or no moves wins"),
-        (WinCondition::Normal, DrawRules::Russian) => (!pos.turn(), "RU 1.8"),
-        (WinCondition::Normal, DrawRules::Fmjd) => (!pos.turn(), "FMJD 1.8"),
-        (WinCondition::Normal, DrawRules::English) => (!pos.turn(), "EN 1.8"),
+    let winner = match rules.win {
+        WinCondition::Normal => !pos.turn(),
+        WinCondition::Giveaway => pos.turn(),
     };
     Some(Outcome {
         winner,
         reason,
-        rule,
+        rule: rules.win_rule,
     })
 }
 
@@ -275,9 +274,13 @@ impl Game {
             })
         };
         match rules.draws {
-            DrawRules::Russian => {
+            DrawRules::Russian | DrawRules::Giveaway => {
                 let classic = self.edition == RuleEdition::Classic;
-                if let Some(weak) = lone {
+                // (c), (e) and 7.2.4, 7.2.7, 7.2.8 measure whether the stronger side can
+                // capture or shut in a lone king; in giveaway neither side wants that, so
+                // only the general counters (d), (f) and (g) apply there.
+                let normal_goal = rules.draws == DrawRules::Russian;
+                if normal_goal && let Some(weak) = lone {
                     let strong = !weak;
                     let f = forces[strong.index()];
                     let strong_moves = moves[strong.index()].max(if f.lone_king() {
@@ -358,14 +361,44 @@ impl Game {
                     automatic("EN 40-move rule");
                 }
             }
+            DrawRules::Italian => {
+                // FID: 40 moves by each side with kings only, no man moved, no capture.
+                // Source: the FID rule as pydraughts (AttackingOrDefending/pydraughts,
+                // draughts/core/game.py, variant "italian": 80 plies) and lidraughts-family
+                // Italian implementations ("FID: draw after 40 king moves by each player")
+                // apply it; the FID text itself was not at hand.
+                if c.king_only_plies >= 80 {
+                    automatic("IT 40 king moves (FID)");
+                }
+            }
+            DrawRules::Pool => {
+                // APCA "13-count" (Black & Waters 1947, rule 31; APCA playing rules): three
+                // kings against a lone king must capture it before their 13th move is
+                // complete, counted from the moment that balance arose; else a draw.
+                if let Some(weak) = lone {
+                    let strong = !weak;
+                    let f = forces[strong.index()];
+                    if f.kings >= 3 && moves[strong.index()] >= 13 {
+                        automatic("POOL 13-count (APCA)");
+                    }
+                }
+            }
+            // lidraughts' antidraughts knows no move-count draw, only repetition.
+            DrawRules::Antidraughts => {}
         }
         if repeated {
             out.push(DrawVerdict {
                 rule: match (rules.draws, self.edition) {
-                    (DrawRules::Russian, RuleEdition::Classic) => "RU 1.9.1(g)",
-                    (DrawRules::Russian, RuleEdition::Edition2013) => "RU-2013 7.2.3",
-                    (DrawRules::Fmjd, _) => "FMJD threefold repetition",
+                    (DrawRules::Russian | DrawRules::Giveaway, RuleEdition::Classic) => {
+                        "RU 1.9.1(g)"
+                    }
+                    (DrawRules::Russian | DrawRules::Giveaway, RuleEdition::Edition2013) => {
+                        "RU-2013 7.2.3"
+                    }
+                    (DrawRules::Fmjd | DrawRules::Antidraughts, _) => "FMJD threefold repetition",
                     (DrawRules::English, _) => "EN threefold repetition",
+                    (DrawRules::Italian, _) => "IT threefold repetition (FID)",
+                    (DrawRules::Pool, _) => "POOL threefold repetition (APCA)",
                 },
                 mode: DrawMode::Claimable,
             });

@@ -17,11 +17,40 @@ pub enum Variant {
     International,
     /// English draughts / American checkers; PDN GameType 21.
     English,
+    /// Brazilian draughts: international rules on 8×8; PDN GameType 26.
+    Brazilian,
+    /// American pool checkers; PDN GameType 23.
+    Pool,
+    /// Italian draughts (FID rules); PDN GameType 22.
+    Italian,
+    /// Giveaway (poddavki): Russian rules, goal reversed; no PDN GameType.
+    Giveaway,
+    /// Antidraughts (lidraughts): international rules on 10×10, goal reversed; no PDN
+    /// GameType.
+    Antidraughts,
+    /// 80-square draughts: Russian rules on a board 10 files wide and 8 ranks high; no PDN
+    /// GameType.
+    Russian80,
+    /// Diagonal draughts: Russian rules, men start in two triangles beside the main road;
+    /// no PDN GameType.
+    Diagonal,
 }
 
 impl Variant {
-    /// Every variant, in the order of the rule book.
-    pub const ALL: [Variant; 3] = [Variant::Russian, Variant::International, Variant::English];
+    /// Every variant, in declaration order (`ALL[v as usize] == v`; per-variant tables
+    /// are indexed that way).
+    pub const ALL: [Variant; 10] = [
+        Variant::Russian,
+        Variant::International,
+        Variant::English,
+        Variant::Brazilian,
+        Variant::Pool,
+        Variant::Italian,
+        Variant::Giveaway,
+        Variant::Antidraughts,
+        Variant::Russian80,
+        Variant::Diagonal,
+    ];
 
     /// The command-line and API name (`russian`, `international`, …).
     pub const fn name(self) -> &'static str {
@@ -29,6 +58,13 @@ impl Variant {
             Variant::Russian => "russian",
             Variant::International => "international",
             Variant::English => "english",
+            Variant::Brazilian => "brazilian",
+            Variant::Pool => "pool",
+            Variant::Italian => "italian",
+            Variant::Giveaway => "giveaway",
+            Variant::Antidraughts => "antidraughts",
+            Variant::Russian80 => "russian80",
+            Variant::Diagonal => "diagonal",
         }
     }
 
@@ -48,6 +84,13 @@ impl Variant {
             Variant::Russian => &RUSSIAN,
             Variant::International => &INTERNATIONAL,
             Variant::English => &ENGLISH,
+            Variant::Brazilian => &BRAZILIAN,
+            Variant::Pool => &POOL,
+            Variant::Italian => &ITALIAN,
+            Variant::Giveaway => &GIVEAWAY,
+            Variant::Antidraughts => &ANTIDRAUGHTS,
+            Variant::Russian80 => &RUSSIAN80,
+            Variant::Diagonal => &DIAGONAL,
         }
     }
 
@@ -108,6 +151,11 @@ pub enum CaptureChoice {
     Free,
     /// Only those that take the most pieces (FMJD 4.13; a king counts as one piece).
     MaximumPieces,
+    /// The Italian precedence (FID): among the captures taking the most pieces, those made
+    /// with a king rather than a man; then those taking the most kings; then those that
+    /// meet a king earliest (the captured pieces compared in capture order, a king before a
+    /// man). What remains is a free choice.
+    Italian,
 }
 
 /// What happens when a man reaches the far rank in the middle of a capture.
@@ -150,6 +198,32 @@ pub enum DrawRules {
     Fmjd,
     /// English: threefold; the 40-move rule started by the arbiter on request.
     English,
+    /// Italian (FID): threefold repetition; 40 moves by each side with kings only, no
+    /// capture and no man moved.
+    Italian,
+    /// American pool (APCA): threefold repetition; three kings against a lone king must
+    /// capture it within 13 moves (the "13-count").
+    Pool,
+    /// Giveaway: RU 1.9 without the rules that presuppose the normal goal, (c) and (e)
+    /// (2013: 7.2.4, 7.2.7, 7.2.8, 7.2.9); (d), (f) and (g) stay.
+    Giveaway,
+    /// Antidraughts (lidraughts): threefold repetition only.
+    Antidraughts,
+}
+
+/// Where the men stand at the start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartPosition {
+    /// Each side's men fill the playable squares of its first `n` rows.
+    Rows(u8),
+    /// The men stand on these squares, named algebraically as White sees the board
+    /// (`c1`, `h6`; RU 1.6).
+    Squares {
+        /// White's men.
+        white: &'static [&'static str],
+        /// Black's men.
+        black: &'static [&'static str],
+    },
 }
 
 /// How a variant writes moves.
@@ -192,12 +266,15 @@ pub struct Rules {
     pub notation: NotationStyle,
     /// Whether names and numbers are mirrored left-right (Italian: a1 is light).
     pub mirrored: bool,
-    /// Rows (canonical, 0 = top) of Black's men at the start; White's are the mirror.
-    pub start_rows: u8,
+    /// The men at the start.
+    pub start: StartPosition,
     /// The PDN GameType number.
     pub game_type: Option<u32>,
-    /// The main road (long diagonal a1–h8) for RU 1.9.1(e), as PDN numbers.
+    /// The main road (long diagonal a1–h8) for RU 1.9.1(e), as PDN numbers; empty where
+    /// the rule does not apply.
     pub main_road: &'static [u32],
+    /// The rule that decides a game when the side to move has no piece or no move (RU 1.8).
+    pub win_rule: &'static str,
 }
 
 const DIAGONALS: &[Direction] = &[
@@ -207,8 +284,14 @@ const DIAGONALS: &[Direction] = &[
     Direction::DownRight,
 ];
 const FORWARD_DIAGONALS: &[Direction] = &[Direction::UpLeft, Direction::UpRight];
+/// The main road a1–h8 of the 8×8 board (RU 1.9.1(e)), as PDN numbers.
+const MAIN_ROAD_8X8: &[u32] = &[29, 25, 22, 18, 15, 11, 8, 4];
 
-static RUSSIAN: Rules = Rules {
+static RUSSIAN: Rules = RUSSIAN_RULES;
+static INTERNATIONAL: Rules = INTERNATIONAL_RULES;
+
+/// RU 1.1–1.9. The other members of the Russian family are written as changes to this.
+const RUSSIAN_RULES: Rules = Rules {
     board: BoardKind::Diagonal8x8,
     first_to_move: Color::White,
     man_moves: FORWARD_DIAGONALS,
@@ -223,12 +306,14 @@ static RUSSIAN: Rules = Rules {
     draws: DrawRules::Russian,
     notation: NotationStyle::Algebraic,
     mirrored: false,
-    start_rows: 3,
+    start: StartPosition::Rows(3),
     game_type: Some(25),
-    main_road: &[29, 25, 22, 18, 15, 11, 8, 4],
+    main_road: MAIN_ROAD_8X8,
+    win_rule: "RU 1.8",
 };
 
-static INTERNATIONAL: Rules = Rules {
+/// FMJD rules. Brazilian and antidraughts are written as changes to this.
+const INTERNATIONAL_RULES: Rules = Rules {
     board: BoardKind::Diagonal10x10,
     first_to_move: Color::White,
     man_moves: FORWARD_DIAGONALS,
@@ -243,9 +328,10 @@ static INTERNATIONAL: Rules = Rules {
     draws: DrawRules::Fmjd,
     notation: NotationStyle::Numeric,
     mirrored: false,
-    start_rows: 4,
+    start: StartPosition::Rows(4),
     game_type: Some(20),
     main_road: &[],
+    win_rule: "FMJD 1.8",
 };
 
 static ENGLISH: Rules = Rules {
@@ -263,9 +349,148 @@ static ENGLISH: Rules = Rules {
     draws: DrawRules::English,
     notation: NotationStyle::Numeric,
     mirrored: false,
-    start_rows: 3,
+    start: StartPosition::Rows(3),
     game_type: Some(21),
     main_road: &[],
+    win_rule: "EN 1.8",
+};
+
+/// Brazilian draughts: "played on an 8×8 board by the rules of international draughts"
+/// (seed 000, "dame braziliene"; seed 002): maximum capture, a king counts as one piece, a
+/// man passing the far rank mid-capture stays a man (FMJD 4.10, 4.13). The sources say
+/// nothing about draws, so the FMJD draw rules apply (RULES.md: "follow the federation").
+static BRAZILIAN: Rules = Rules {
+    board: BoardKind::Diagonal8x8,
+    start: StartPosition::Rows(3),
+    game_type: Some(26),
+    win_rule: "BR: FMJD 1.8",
+    ..INTERNATIONAL_RULES
+};
+
+/// American pool checkers, as the American Pool Checker Association (APCA) plays it:
+/// - APCA Tournament Rules of Play (americanpoolcheckers.us, "APCA Tournament Rules of
+///   Play"): rule 2, the bottom-left corner is dark (the Russian board, not mirrored);
+///   rule 5, Black on squares 1–12, White on 21–32; rule 7, **Black moves first**;
+/// - Rules of Play (americanpoolcheckers.us, after Ramsey and Kaplan) 3–5: men move
+///   forward and capture forward and backward, kings fly, the capturer chooses freely
+///   among captures, a king must make every jump of its sequence; a man that reaches the
+///   far rank by a jump and can jump on (backwards) must do so and stays a man; it is
+///   crowned only if the capture ends there (also the `tests/data/perft/pool.perft`
+///   header).
+///
+/// Notation: square numbers 1–32, as American checkers. Draws: threefold repetition and
+/// the 13-count, see [`DrawRules::Pool`].
+static POOL: Rules = Rules {
+    first_to_move: Color::Black,
+    promotion_in_capture: PromotionInCapture::ContinueAsMan,
+    draws: DrawRules::Pool,
+    notation: NotationStyle::Numeric,
+    game_type: Some(23),
+    main_road: &[],
+    win_rule: "POOL: APCA rules of play 3",
+    ..RUSSIAN_RULES
+};
+
+/// Italian draughts, FID (Federazione Italiana Dama) Regolamento tecnico, Capo I:
+/// - Art. 2.3: the board lies with the bottom-*right* corner dark, so it is the mirror
+///   image of the Russian board (`mirrored`); Art. 2.4: squares 1–32 numbered left to right
+///   row by row from the dark square at the top left; Art. 2.6: Black on 1–12, White on
+///   21–32; Art. 3.4: **White moves first** (seed 002 says dark first; RULES.md: follow
+///   FIDAMA).
+/// - A man moves and captures forward only and may not capture a king; a king moves and
+///   captures one square in every direction (FID, "Le 10 regole per giocare a dama
+///   italiana", federdama.org, rules 2–4).
+/// - Captures: the most pieces, then with a king, then the most kings, then where a king
+///   is met first (rules 5–9), see [`CaptureChoice::Italian`]. Rule 10: a side that has
+///   all its pieces taken or blocked loses.
+/// - A man that reaches the far rank is crowned and the move ends there (it could not jump
+///   on anyway: men capture forward only).
+/// - Draws: threefold repetition, and 40 moves each with kings only, see
+///   [`DrawRules::Italian`].
+static ITALIAN: Rules = Rules {
+    board: BoardKind::Diagonal8x8,
+    first_to_move: Color::White,
+    man_moves: FORWARD_DIAGONALS,
+    man_captures: FORWARD_DIAGONALS,
+    king_dirs: DIAGONALS,
+    king_range: KingRange::Short,
+    capture_choice: CaptureChoice::Italian,
+    promotion_in_capture: PromotionInCapture::EndsMove,
+    men_capture_kings: false,
+    removal: Removal::AfterMove,
+    win: WinCondition::Normal,
+    draws: DrawRules::Italian,
+    notation: NotationStyle::Numeric,
+    mirrored: true,
+    start: StartPosition::Rows(3),
+    game_type: Some(22),
+    main_road: &[],
+    win_rule: "IT: FID rule 10",
+};
+
+/// Giveaway (poddavki): "the rules are the same as in Russian draughts, only the one who
+/// first gives away all his pieces or gets them blocked wins" (seed 000 and seed 002,
+/// "Cum să joci Giveaway?"). Draws: RU 1.9 minus the rules that presuppose the normal
+/// goal, see [`DrawRules::Giveaway`]. No PDN GameType exists.
+static GIVEAWAY: Rules = Rules {
+    win: WinCondition::Giveaway,
+    draws: DrawRules::Giveaway,
+    game_type: None,
+    main_road: &[],
+    win_rule: "GIVE: no pieces or no moves wins",
+    ..RUSSIAN_RULES
+};
+
+/// Antidraughts as lidraughts plays it (variant "antidraughts": "lose all your pieces (or
+/// run out of moves) to win the game"): international rules on 10×10 with the goal
+/// reversed (RULES.md, GIVE row). Draws: threefold repetition only, as lidraughts applies
+/// them (its antidraughts has no move-count draw), see [`DrawRules::Antidraughts`].
+/// lidraughts numbers it GameType 98 internally; that is not a PDN standard number.
+static ANTIDRAUGHTS: Rules = Rules {
+    win: WinCondition::Giveaway,
+    draws: DrawRules::Antidraughts,
+    game_type: None,
+    win_rule: "GIVE: no pieces or no moves wins",
+    ..INTERNATIONAL_RULES
+};
+
+/// 80-square draughts ("dame cu 80 de celule", seed 000): "the rules are like Russian
+/// draughts, but the board is 10 squares wide and 8 high". Start position: the sources
+/// give none, so it follows RU 1.1–1.3 on the wider board: each side fills the dark
+/// squares of its three nearest rows, 15 men each (White a1…i3 = squares 26–40, Black
+/// b6…j8 = 1–15), a1 dark on the left, White first. The same setup is the "spancirety"
+/// (Russian 80-square) start of portnov/hcheckers (`src/Rules/Spancirety.hs`).
+/// RU 1.9.1(e) and 7.2.7/7.2.9 name the main road a1–h8, the corner-to-corner diagonal of
+/// the 8×8 board; the 10×8 board has no corner-to-corner diagonal (three diagonals of
+/// eight squares, none joining two corners), so those rules are not applied here
+/// (`main_road` empty); every other RU 1.9 rule is. No PDN GameType exists.
+static RUSSIAN80: Rules = Rules {
+    board: BoardKind::Diagonal10x8,
+    game_type: None,
+    main_road: &[],
+    ..RUSSIAN_RULES
+};
+
+/// Diagonal draughts: "the rules are identical to Russian draughts, but the initial
+/// arrangement is different" (seed 000, "Dame diagonale"). The accepted arrangement puts
+/// 12 men on each side of the main road a1–h8 in a triangle, the main road itself empty:
+/// White c1 e1 g1 d2 f2 h2 e3 g3 f4 h4 g5 h6, Black b8 d8 f8 a7 c7 e7 b6 d6 a5 c5 b4 a3
+/// (FEN `W:W12,16,19,20,23,24,26-28,30-32:B1-3,5-7,9,10,13,14,17,21`). Sources:
+/// portnov/hcheckers `src/Rules/Diagonal.hs` ("diagonal" rules: this setup with the
+/// Russian move rules); bonaludo.com "Twisted checkers: diagonal, corner, one-way and
+/// giveaway draughts" (2017) shows the same 12-and-12 diagonal setting. White moves first.
+/// No PDN GameType exists.
+static DIAGONAL: Rules = Rules {
+    start: StartPosition::Squares {
+        white: &[
+            "c1", "e1", "g1", "d2", "f2", "h2", "e3", "g3", "f4", "h4", "g5", "h6",
+        ],
+        black: &[
+            "b8", "d8", "f8", "a7", "c7", "e7", "b6", "d6", "a5", "c5", "b4", "a3",
+        ],
+    },
+    game_type: None,
+    ..RUSSIAN_RULES
 };
 
 impl Rules {
@@ -286,9 +511,70 @@ impl Rules {
     /// The start position's men of each side.
     pub fn start_men(&self, color: Color) -> Bitboard {
         let g = self.geometry();
-        match color {
-            Color::Black => g.rows(0..self.start_rows),
-            Color::White => g.rows(g.height - self.start_rows..g.height),
+        match (self.start, color) {
+            (StartPosition::Rows(n), Color::Black) => g.rows(0..n),
+            (StartPosition::Rows(n), Color::White) => g.rows(g.height - n..g.height),
+            (StartPosition::Squares { white, black }, _) => {
+                let names = match color {
+                    Color::White => white,
+                    Color::Black => black,
+                };
+                names
+                    .iter()
+                    .filter_map(|name| {
+                        let file = name.as_bytes().first()?.checked_sub(b'a')?;
+                        let rank = name.get(1..)?.parse::<u8>().ok()?.checked_sub(1)?;
+                        g.from_file_rank(file, rank, self.mirrored)
+                    })
+                    .fold(0, |bits, sq| bits | sq.bit())
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_is_in_declaration_order_and_names_round_trip() {
+        for (i, v) in Variant::ALL.into_iter().enumerate() {
+            assert_eq!(v as usize, i, "{v}");
+            assert_eq!(v.name().parse::<Variant>(), Ok(v));
+            if let Some(n) = v.game_type() {
+                assert_eq!(Variant::from_game_type(n), Some(v));
+            }
+        }
+        assert_eq!(Variant::from_game_type(26), Some(Variant::Brazilian));
+        assert_eq!(Variant::from_game_type(23), Some(Variant::Pool));
+        assert_eq!(Variant::from_game_type(22), Some(Variant::Italian));
+        assert_eq!(Variant::from_game_type(98), None);
+    }
+
+    #[test]
+    fn start_positions_have_the_documented_men() {
+        let count = |v: Variant, c: Color| v.rules().start_men(c).count_ones();
+        for v in Variant::ALL {
+            let rules = v.rules();
+            let (w, b) = (rules.start_men(Color::White), rules.start_men(Color::Black));
+            assert_eq!(w & b, 0, "{v}");
+            assert_eq!(count(v, Color::White), count(v, Color::Black), "{v}");
+            assert_eq!((w | b) & !rules.geometry().valid, 0, "{v}");
+        }
+        assert_eq!(count(Variant::Russian80, Color::White), 15);
+        assert_eq!(count(Variant::Diagonal, Color::White), 12);
+        // Diagonal draughts: the main road is empty at the start.
+        let rules = Variant::Diagonal.rules();
+        let g = rules.geometry();
+        let road = rules
+            .main_road
+            .iter()
+            .filter_map(|&n| g.from_number(n, false))
+            .fold(0, |bits, sq| bits | sq.bit());
+        assert_eq!(road.count_ones(), 8);
+        assert_eq!(
+            road & (rules.start_men(Color::White) | rules.start_men(Color::Black)),
+            0
+        );
     }
 }
