@@ -124,3 +124,17 @@ fn international_nk2003_games_replay() {
 fn english_oca_games_replay() {
     check("OCA_2.0.pdn", Variant::English, 43, &[]);
 }
+
+#[test]
+fn italian_campionato_2005_games_replay() {
+    check(
+        "Campionato_Assoluto_2005.pdn",
+        Variant::Italian,
+        53,
+        &[(
+            46,
+            "Stira-Maijnelli, last move '3x26' fits both 3x10x19x26 and 3x10x17x26 (equal \
+             under the Italian precedence rules) and no later move tells them apart",
+        )],
+    );
+}

@@ -13,7 +13,9 @@ use crate::notation::square::square_number;
 use crate::rules::variant::DrawRules;
 use crate::rules::{Color, DrawMode, Move};
 
-/// The rule numbers the judge cites, per rule family.
+/// The rule numbers the judge cites: FMJD's for the international family, the English
+/// practice for English, and the Russian rule book's for every other variant (RULES.md:
+/// "each must work, same arbiter procedures").
 pub(super) fn cite(
     s: &Session,
     ru: &'static str,
@@ -21,9 +23,9 @@ pub(super) fn cite(
     en: &'static str,
 ) -> &'static str {
     match s.variant().rules().draws {
-        DrawRules::Russian => ru,
-        DrawRules::Fmjd => fmjd,
+        DrawRules::Fmjd | DrawRules::Antidraughts => fmjd,
         DrawRules::English => en,
+        DrawRules::Russian | DrawRules::Italian | DrawRules::Pool | DrawRules::Giveaway => ru,
     }
 }
 

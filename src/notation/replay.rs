@@ -3,9 +3,10 @@
 use std::fmt;
 
 use super::fen::parse_fen;
-use super::movetext::parse_move;
-use super::pdn::{PdnGame, UNKNOWN_MOVE};
-use crate::rules::{Game, Position, RuleEdition, Variant};
+use super::movetext::{MoveError, parse_move};
+use super::pdn::{PdnGame, PdnMove, UNKNOWN_MOVE};
+use super::square::parse_square;
+use crate::rules::{Game, Move, Position, RuleEdition, Variant};
 
 /// Why a recorded game does not replay.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,14 +71,23 @@ pub fn start_position(game: &PdnGame, variant: Variant) -> Result<Position, Repl
 
 /// Plays every move of the main line.
 ///
+/// A capture written start:end that fits several different captures is resolved by the
+/// rest of the record: the one after which the remaining moves replay is taken, as a
+/// reader of the score sheet would. If none or more than one does, the move is reported
+/// as ambiguous.
+///
 /// # Errors
 /// [`ReplayFailure`] naming the ply, the move and the reason.
 pub fn replay_game(game: &PdnGame, forced: Option<Variant>) -> Result<Game, ReplayFailure> {
     let variant = game_variant(game, forced)?;
-    let mut g = Game::new(start_position(game, variant)?, RuleEdition::Classic);
-    for (i, m) in game.moves.iter().enumerate() {
+    let g = Game::new(start_position(game, variant)?, RuleEdition::Classic);
+    replay_from(g, &game.moves, 0)
+}
+
+fn replay_from(mut g: Game, moves: &[PdnMove], first_ply: usize) -> Result<Game, ReplayFailure> {
+    for (i, m) in moves.iter().enumerate() {
         let illegal = |reason: String| ReplayFailure::Illegal {
-            ply: i + 1,
+            ply: first_ply + i + 1,
             text: m.text.clone(),
             reason,
             line: m.line,
@@ -85,8 +95,46 @@ pub fn replay_game(game: &PdnGame, forced: Option<Variant>) -> Result<Game, Repl
         if m.text == UNKNOWN_MOVE {
             return Err(illegal("the record does not know this move".into()));
         }
-        let mv = parse_move(&m.text, g.position()).map_err(|e| illegal(e.to_string()))?;
+        let mv = match parse_move(&m.text, g.position()) {
+            Ok(mv) => mv,
+            Err(MoveError::Ambiguous { .. }) => {
+                let mut fits = Vec::new();
+                for candidate in candidates(&m.text, g.position()) {
+                    let mut branch = g.clone();
+                    if branch.play(&candidate).is_ok()
+                        && let Ok(done) = replay_from(branch, &moves[i + 1..], first_ply + i + 1)
+                    {
+                        fits.push(done);
+                    }
+                }
+                return match fits.len() {
+                    1 => Ok(fits.remove(0)),
+                    n => Err(illegal(format!(
+                        "ambiguous: {n} of the captures it could be let the rest of the game replay"
+                    ))),
+                };
+            }
+            Err(e) => return Err(illegal(e.to_string())),
+        };
         g.play(&mv).map_err(|e| illegal(e.to_string()))?;
     }
     Ok(g)
+}
+
+/// Every distinct legal move with the written move's start and end squares.
+fn candidates(text: &str, pos: &Position) -> Vec<Move> {
+    let v = pos.variant();
+    let squares: Vec<_> = text
+        .split(['-', ':', 'x', 'X'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| parse_square(p, v))
+        .collect();
+    let (Some(Ok(from)), Some(Ok(to))) = (squares.first(), squares.last()) else {
+        return Vec::new();
+    };
+    pos.legal_moves()
+        .into_iter()
+        .filter(|m| m.from() == *from && m.to() == *to)
+        .collect()
 }
