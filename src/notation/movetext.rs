@@ -7,7 +7,7 @@
 use std::fmt;
 
 use super::square::{SquareError, parse_square, write_square};
-use crate::rules::variant::{CaptureChoice, NotationStyle};
+use crate::rules::variant::{CaptureChoice, DrawRules, NotationStyle};
 use crate::rules::{Move, Position, Square, Variant};
 
 /// Why a written move is not a legal move of the position.
@@ -63,6 +63,17 @@ impl std::error::Error for MoveError {}
 
 /// The rule numbers the move checks cite, per variant family.
 fn citation(variant: Variant, topic: Topic) -> &'static str {
+    match (variant.rules().draws, topic) {
+        (DrawRules::Turkish, Topic::Compulsory) => return "TR captures compulsory",
+        (DrawRules::Turkish, Topic::Maximum) => return "TR maximum pieces",
+        (DrawRules::Turkish, Topic::Unfinished) => return "TR maximum pieces",
+        (DrawRules::Turkish, Topic::Movement) => return "TR moves",
+        (DrawRules::Frisian, Topic::Compulsory) => return "FR captures compulsory",
+        (DrawRules::Frisian, Topic::Maximum) => return "FR capture precedence",
+        (DrawRules::Frisian, Topic::Unfinished) => return "FR capture precedence",
+        (DrawRules::Frisian, Topic::Movement) => return "FR moves",
+        _ => {}
+    }
     let fmjd = variant.rules().capture_choice == CaptureChoice::MaximumPieces;
     match (topic, fmjd) {
         (Topic::Compulsory, false) => "RU 1.5.3",
@@ -158,6 +169,13 @@ fn diagnose(text: &str, pos: &Position, from: Square, capture: bool, all: &[Move
             format!("the capture must take the most pieces ({best})"),
             Topic::Maximum,
         )
+    } else if any_capture && variant.rules().capture_choice == CaptureChoice::Frisian {
+        (
+            "the capture must take the most value (a king counts almost two men), \
+             with a king if a king can"
+                .to_string(),
+            Topic::Maximum,
+        )
     } else if any_capture {
         (
             "not a complete capture of this position".to_string(),
@@ -180,7 +198,7 @@ fn separator(variant: Variant, capture: bool) -> char {
     match (capture, variant.rules().notation) {
         (false, _) => '-',
         (true, NotationStyle::Algebraic) => ':',
-        (true, NotationStyle::Numeric) => 'x',
+        (true, NotationStyle::Numeric | NotationStyle::AlgebraicOnly) => 'x',
     }
 }
 

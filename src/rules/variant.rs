@@ -17,11 +17,21 @@ pub enum Variant {
     International,
     /// English draughts / American checkers; PDN GameType 21.
     English,
+    /// Turkish draughts (dama), 8×8 orthogonal; PDN GameType 30.
+    Turkish,
+    /// Frisian draughts, 10×10 with orthogonal captures; PDN GameType 40.
+    Frisian,
 }
 
 impl Variant {
     /// Every variant, in the order of the rule book.
-    pub const ALL: [Variant; 3] = [Variant::Russian, Variant::International, Variant::English];
+    pub const ALL: [Variant; 5] = [
+        Variant::Russian,
+        Variant::International,
+        Variant::English,
+        Variant::Turkish,
+        Variant::Frisian,
+    ];
 
     /// The command-line and API name (`russian`, `international`, …).
     pub const fn name(self) -> &'static str {
@@ -29,6 +39,8 @@ impl Variant {
             Variant::Russian => "russian",
             Variant::International => "international",
             Variant::English => "english",
+            Variant::Turkish => "turkish",
+            Variant::Frisian => "frisian",
         }
     }
 
@@ -48,6 +60,8 @@ impl Variant {
             Variant::Russian => &RUSSIAN,
             Variant::International => &INTERNATIONAL,
             Variant::English => &ENGLISH,
+            Variant::Turkish => &TURKISH,
+            Variant::Frisian => &FRISIAN,
         }
     }
 
@@ -108,6 +122,13 @@ pub enum CaptureChoice {
     Free,
     /// Only those that take the most pieces (FMJD 4.13; a king counts as one piece).
     MaximumPieces,
+    /// Frisian precedence: the most *value*, a king worth less than two men but more
+    /// than one (two men outweigh a king; two kings outweigh three men), then a capture
+    /// made with a king before one made with a man. This is the order of rhalbersma/dctl
+    /// (`frisian.hpp`: `(pieces + kings) * N - kings`, then `is_with_king`) and of
+    /// lidraughts (`Frisian.scala`: man 100, king 199, then the king's capture), both
+    /// after the official rules of the Frisian draughts association (DFS/KNDB, 2011).
+    Frisian,
 }
 
 /// What happens when a man reaches the far rank in the middle of a capture.
@@ -150,6 +171,11 @@ pub enum DrawRules {
     Fmjd,
     /// English: threefold; the 40-move rule started by the arbiter on request.
     English,
+    /// Turkish: one piece against one piece is drawn at once; threefold repetition.
+    Turkish,
+    /// Frisian: two kings against one king drawn after 7 moves each, king against
+    /// king after 2 moves each; no repetition rule (lidraughts).
+    Frisian,
 }
 
 /// How a variant writes moves.
@@ -159,6 +185,10 @@ pub enum NotationStyle {
     Algebraic,
     /// PDN square numbers, `x` for captures (International, English, …).
     Numeric,
+    /// Letter and digit squares only, `x` for captures: the board has no PDN square
+    /// numbering (PDN GameType 30, Turkish, is `30,W,8,8,A0,0`: alphanumeric notation;
+    /// pdn.fmjd.org/gametype.html). Numeric squares are refused on input.
+    AlgebraicOnly,
 }
 
 /// The rules of one variant, as data.
@@ -172,8 +202,11 @@ pub struct Rules {
     pub man_moves: &'static [Direction],
     /// Directions a man captures in, for White.
     pub man_captures: &'static [Direction],
-    /// Directions a king moves and captures in.
+    /// Directions a king moves in (quiet moves).
     pub king_dirs: &'static [Direction],
+    /// Directions a king captures in (Frisian: the diagonals and the orthogonals, while
+    /// it moves only diagonally).
+    pub king_captures: &'static [Direction],
     /// How far a king goes.
     pub king_range: KingRange,
     /// Which captures may be chosen.
@@ -194,6 +227,13 @@ pub struct Rules {
     pub mirrored: bool,
     /// Rows (canonical, 0 = top) of Black's men at the start; White's are the mirror.
     pub start_rows: u8,
+    /// Of those rows, how many at the back stay empty (Turkish: 1, the men stand on the
+    /// second and third ranks).
+    pub start_empty_back_rows: u8,
+    /// Frisian: a side that has men as well as kings may make at most this many
+    /// non-capturing moves in a row with the same king. History, not position: enforced
+    /// by [`crate::rules::Game`], not by the position's move generator or perft.
+    pub same_king_move_limit: Option<u8>,
     /// The PDN GameType number.
     pub game_type: Option<u32>,
     /// The main road (long diagonal a1–h8) for RU 1.9.1(e), as PDN numbers.
@@ -207,6 +247,24 @@ const DIAGONALS: &[Direction] = &[
     Direction::DownRight,
 ];
 const FORWARD_DIAGONALS: &[Direction] = &[Direction::UpLeft, Direction::UpRight];
+const ORTHOGONALS: &[Direction] = &[
+    Direction::Up,
+    Direction::Down,
+    Direction::Left,
+    Direction::Right,
+];
+/// Forward and sideways (Turkish men).
+const FORWARD_AND_SIDEWAYS: &[Direction] = &[Direction::Up, Direction::Left, Direction::Right];
+const ALL_EIGHT: &[Direction] = &[
+    Direction::UpLeft,
+    Direction::UpRight,
+    Direction::DownLeft,
+    Direction::DownRight,
+    Direction::Up,
+    Direction::Down,
+    Direction::Left,
+    Direction::Right,
+];
 
 static RUSSIAN: Rules = Rules {
     board: BoardKind::Diagonal8x8,
@@ -214,6 +272,7 @@ static RUSSIAN: Rules = Rules {
     man_moves: FORWARD_DIAGONALS,
     man_captures: DIAGONALS,
     king_dirs: DIAGONALS,
+    king_captures: DIAGONALS,
     king_range: KingRange::Flying,
     capture_choice: CaptureChoice::Free,
     promotion_in_capture: PromotionInCapture::ContinueAsKing,
@@ -224,6 +283,8 @@ static RUSSIAN: Rules = Rules {
     notation: NotationStyle::Algebraic,
     mirrored: false,
     start_rows: 3,
+    start_empty_back_rows: 0,
+    same_king_move_limit: None,
     game_type: Some(25),
     main_road: &[29, 25, 22, 18, 15, 11, 8, 4],
 };
@@ -234,6 +295,7 @@ static INTERNATIONAL: Rules = Rules {
     man_moves: FORWARD_DIAGONALS,
     man_captures: DIAGONALS,
     king_dirs: DIAGONALS,
+    king_captures: DIAGONALS,
     king_range: KingRange::Flying,
     capture_choice: CaptureChoice::MaximumPieces,
     promotion_in_capture: PromotionInCapture::ContinueAsMan,
@@ -244,6 +306,8 @@ static INTERNATIONAL: Rules = Rules {
     notation: NotationStyle::Numeric,
     mirrored: false,
     start_rows: 4,
+    start_empty_back_rows: 0,
+    same_king_move_limit: None,
     game_type: Some(20),
     main_road: &[],
 };
@@ -254,6 +318,7 @@ static ENGLISH: Rules = Rules {
     man_moves: FORWARD_DIAGONALS,
     man_captures: FORWARD_DIAGONALS,
     king_dirs: DIAGONALS,
+    king_captures: DIAGONALS,
     king_range: KingRange::Short,
     capture_choice: CaptureChoice::Free,
     promotion_in_capture: PromotionInCapture::EndsMove,
@@ -264,7 +329,72 @@ static ENGLISH: Rules = Rules {
     notation: NotationStyle::Numeric,
     mirrored: false,
     start_rows: 3,
+    start_empty_back_rows: 0,
+    same_king_move_limit: None,
     game_type: Some(21),
+    main_road: &[],
+};
+
+/// Turkish draughts (RULES.md, TR). Where RULES.md is silent:
+/// - a man that reaches the last rank during a capture is crowned at once and, if it can,
+///   goes on capturing as a king in the same move (Wikipedia "Turkish draughts", rules
+///   section; draughts.github.io/turkish-draughts.html, rule 6). Some older summaries
+///   crown it only at the end of the move; the federation's own text could not be
+///   consulted, see the report of issue 3;
+/// - a 180° turn inside a capture is never allowed (TR; for variants that remove pieces
+///   after the move it is impossible anyway, so the generator forbids it everywhere);
+/// - square names are algebraic only: PDN GameType 30 has no numbering (`A0`).
+static TURKISH: Rules = Rules {
+    board: BoardKind::Orthogonal8x8,
+    first_to_move: Color::White,
+    man_moves: FORWARD_AND_SIDEWAYS,
+    man_captures: FORWARD_AND_SIDEWAYS,
+    king_dirs: ORTHOGONALS,
+    king_captures: ORTHOGONALS,
+    king_range: KingRange::Flying,
+    capture_choice: CaptureChoice::MaximumPieces,
+    promotion_in_capture: PromotionInCapture::ContinueAsKing,
+    men_capture_kings: true,
+    removal: Removal::Immediate,
+    win: WinCondition::Normal,
+    draws: DrawRules::Turkish,
+    notation: NotationStyle::AlgebraicOnly,
+    mirrored: false,
+    start_rows: 3,
+    start_empty_back_rows: 1,
+    same_king_move_limit: None,
+    game_type: Some(30),
+    main_road: &[],
+};
+
+/// Frisian draughts (RULES.md names it; the rules are those of the Frisian draughts
+/// association, "Official Rules for Frisian Draughts" 2011, as lidraughts and dctl play
+/// them): international start and numbering; men move diagonally forward; men and kings
+/// capture in all eight directions (an orthogonal capture jumps the dark square two
+/// columns or two rows away); kings fly, and move (without capturing) only along the
+/// diagonals (Official Rules art. 9); a man passing the far rank during a capture stays a
+/// man (art. 8); capture precedence by value ([`CaptureChoice::Frisian`]); the
+/// three-king-moves limit (lidraughts `Actor.scala`; dctl `max_same_king_move = 3`).
+static FRISIAN: Rules = Rules {
+    board: BoardKind::Diagonal10x10,
+    first_to_move: Color::White,
+    man_moves: FORWARD_DIAGONALS,
+    man_captures: ALL_EIGHT,
+    king_dirs: DIAGONALS,
+    king_captures: ALL_EIGHT,
+    king_range: KingRange::Flying,
+    capture_choice: CaptureChoice::Frisian,
+    promotion_in_capture: PromotionInCapture::ContinueAsMan,
+    men_capture_kings: true,
+    removal: Removal::AfterMove,
+    win: WinCondition::Normal,
+    draws: DrawRules::Frisian,
+    notation: NotationStyle::Numeric,
+    mirrored: false,
+    start_rows: 4,
+    start_empty_back_rows: 0,
+    same_king_move_limit: Some(3),
+    game_type: Some(40),
     main_road: &[],
 };
 
@@ -286,9 +416,10 @@ impl Rules {
     /// The start position's men of each side.
     pub fn start_men(&self, color: Color) -> Bitboard {
         let g = self.geometry();
+        let skip = self.start_empty_back_rows;
         match color {
-            Color::Black => g.rows(0..self.start_rows),
-            Color::White => g.rows(g.height - self.start_rows..g.height),
+            Color::Black => g.rows(skip..self.start_rows),
+            Color::White => g.rows(g.height - self.start_rows..g.height - skip),
         }
     }
 }
