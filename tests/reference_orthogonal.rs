@@ -21,7 +21,7 @@ use std::path::Path;
 
 use draughts_arbiter::notation::fen::parse_fen;
 use draughts_arbiter::notation::square::square_name;
-use draughts_arbiter::rules::{Position, Variant, perft};
+use draughts_arbiter::rules::{Move, Position, Variant, perft};
 
 /// Row 0 is rank 8 (Black's back rank), column 0 is file a. Values: 0 empty, ±1 man,
 /// ±2 king; positive is White.
@@ -274,21 +274,23 @@ fn describe_ref(m: &RefMove) -> String {
     )
 }
 
-fn describe_crate(pos: &Position) -> Vec<String> {
+fn describe_crate_move(pos: &Position, m: &Move) -> String {
     let v = pos.variant();
+    let mut caps: Vec<String> = m.captured().map(|s| square_name(s, v)).collect();
+    caps.sort();
+    format!(
+        "{}-{} x[{}]",
+        square_name(m.from(), v),
+        square_name(m.to(), v),
+        caps.join(",")
+    )
+}
+
+fn describe_crate(pos: &Position) -> Vec<String> {
     let mut out: Vec<String> = pos
         .legal_moves()
         .iter()
-        .map(|m| {
-            let mut caps: Vec<String> = m.captured().map(|s| square_name(s, v)).collect();
-            caps.sort();
-            format!(
-                "{}-{} x[{}]",
-                square_name(m.from(), v),
-                square_name(m.to(), v),
-                caps.join(",")
-            )
-        })
+        .map(|m| describe_crate_move(pos, m))
         .collect();
     out.sort();
     out
@@ -384,7 +386,21 @@ fn turkish_random_games_agree_move_for_move() {
             if moves[0].captured.len() >= 3 {
                 long_captures += 1;
             }
-            pos = play(&pos, &moves[rng.next(moves.len())]);
+            let chosen = &moves[rng.next(moves.len())];
+            pos = play(&pos, chosen);
+            // The crate plays the same move and must reach the same position.
+            let wanted = describe_ref(chosen);
+            let crate_move = crate_pos
+                .legal_moves()
+                .into_iter()
+                .find(|m| describe_crate_move(&crate_pos, m) == wanted)
+                .expect("the crate has the move");
+            let crate_next = crate_pos.play(&crate_move).expect("legal");
+            assert_eq!(
+                crate_next,
+                parse_fen(&fen(&pos), Variant::Turkish).expect("fen"),
+                "after {wanted} in {f}"
+            );
         }
     }
     assert!(positions > 5_000, "{positions} positions");
