@@ -13,7 +13,7 @@ use crate::rules::{Position, Variant, perft};
 /// Arguments of `perft`.
 #[derive(Debug, Args)]
 pub struct PerftArgs {
-    /// The variant (`russian`, `international`, `english`).
+    /// The variant (`russian`, `international`, `english`, `turkish`, `frisian`).
     #[arg(long, value_parser = super::parse_variant)]
     pub variant: Variant,
     /// Count to this depth, printing every depth from 1.
