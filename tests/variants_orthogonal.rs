@@ -141,6 +141,9 @@ fn tr_one_piece_each_is_drawn() {
     assert_eq!(draws[0].mode, DrawMode::Automatic);
     let g = Game::new(pos(Variant::Turkish, "W:WKd4,a2:Be7"), RuleEdition::Classic);
     assert!(g.draws().is_empty());
+    // Not while the side to move can take the last piece.
+    let g = Game::new(pos(Variant::Turkish, "W:WKd4:Bd6"), RuleEdition::Classic);
+    assert!(g.draws().is_empty());
 }
 
 // ---------------------------------------------------------------------------------------

@@ -465,9 +465,11 @@ impl Game {
             }
             // Turkish draughts federation guide ("Türk daması kuralları", 19(b), as
             // published by damaakademisi.com): when each side has one piece left, even if
-            // one of them is a king, the game is drawn.
+            // one of them is a king, the game is drawn. Decision (pydraughts reads the
+            // rule the same way: "officially immediately if there can't be a forced
+            // capture"): not while the side to move can capture the other piece.
             DrawRules::Turkish => {
-                if forces[0].total() == 1 && forces[1].total() == 1 {
+                if forces[0].total() == 1 && forces[1].total() == 1 && !pos.has_capture() {
                     automatic("TR 19(b) one piece each");
                 }
             }
