@@ -339,8 +339,9 @@ static ENGLISH: Rules = Rules {
 /// - a man that reaches the last rank during a capture is crowned at once and, if it can,
 ///   goes on capturing as a king in the same move (Wikipedia "Turkish draughts", rules
 ///   section; draughts.github.io/turkish-draughts.html, rule 6). Some older summaries
-///   crown it only at the end of the move; the federation's own text could not be
-///   consulted, see the report of issue 3;
+///   (an older Wikipedia revision, setupgroup.com) crown it only at the end of the move;
+///   the Turkish federation's own article on this point was not found, so this follows
+///   the current majority of published descriptions;
 /// - a 180° turn inside a capture is never allowed (TR; for variants that remove pieces
 ///   after the move it is impossible anyway, so the generator forbids it everywhere);
 /// - square names are algebraic only: PDN GameType 30 has no numbering (`A0`).
