@@ -241,7 +241,9 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
     let found = matching(tx, hand.from, &hand.placements, to);
     let bound = tx.s.touch.bound;
     match found.as_slice() {
-        [mv] if bound.is_none_or(|b| b == hand.from) => {
+        [mv] if bound.is_none_or(|b| b == hand.from)
+            && super::decide::check_history_rules(&tx.s, mv).is_ok() =>
+        {
             // RU 1.4.6 / 1.5.11: the move is made when the hand leaves the piece.
             tx.play(mv, MoveSource::Board, false)
         }

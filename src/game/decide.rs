@@ -23,9 +23,13 @@ pub(super) fn cite(
     en: &'static str,
 ) -> &'static str {
     match s.variant().rules().draws {
-        DrawRules::Fmjd | DrawRules::Antidraughts => fmjd,
+        DrawRules::Fmjd | DrawRules::Antidraughts | DrawRules::Frisian => fmjd,
         DrawRules::English => en,
-        DrawRules::Russian | DrawRules::Italian | DrawRules::Pool | DrawRules::Giveaway => ru,
+        DrawRules::Russian
+        | DrawRules::Italian
+        | DrawRules::Pool
+        | DrawRules::Giveaway
+        | DrawRules::Turkish => ru,
     }
 }
 
@@ -384,6 +388,7 @@ fn move_preconditions(s: &Session, side: Color) -> Result<(), GameError> {
 fn submit_move(tx: &mut Tx, side: Color, notation: &str, offer: bool) -> Result<(), GameError> {
     move_preconditions(&tx.s, side)?;
     let mv = parse_move(notation, tx.s.position()).map_err(GameError::IllegalMove)?;
+    check_history_rules(&tx.s, &mv)?;
     if let Some(bound) = tx.s.touch.bound
         && bound != mv.from()
     {
@@ -410,6 +415,18 @@ fn submit_move(tx: &mut Tx, side: Color, notation: &str, offer: bool) -> Result<
         if tx.s.settings.press_on_move {
             tx.press(side)?;
         }
+    }
+    Ok(())
+}
+
+/// Move rules that depend on the game's history, not only on the position (the Frisian
+/// limit on moving the same king).
+pub(super) fn check_history_rules(s: &Session, mv: &Move) -> Result<(), GameError> {
+    if s.game.blocked_king() == Some(mv.from()) && !mv.is_capture() {
+        return Err(GameError::not_allowed(
+            "this king may not make a fourth move in a row while its side has men",
+            "FR same-king move limit",
+        ));
     }
     Ok(())
 }

@@ -7,6 +7,7 @@
 use std::fmt;
 
 use super::square::{SquareError, parse_square, square_name, square_number};
+use crate::rules::variant::NotationStyle;
 use crate::rules::{Color, Position, PositionError, Setup, Square, Variant};
 
 /// What is wrong with a FEN string.
@@ -155,14 +156,21 @@ pub enum FenStyle {
     Algebraic,
 }
 
-/// Writes a position as a numeric PDN FEN.
+/// Writes a position as a numeric PDN FEN (algebraic for a board without numbering,
+/// Turkish).
 pub fn write_fen(pos: &Position) -> String {
     write_fen_styled(pos, FenStyle::Numeric)
 }
 
-/// Writes a position as a FEN in the given style.
+/// Writes a position as a FEN in the given style; a board without PDN numbering
+/// (Turkish) is always written algebraically: `W:Wa2,b2,…:Ba7,…`.
 pub fn write_fen_styled(pos: &Position, style: FenStyle) -> String {
     let variant = pos.variant();
+    let style = if variant.rules().notation == NotationStyle::AlgebraicOnly {
+        FenStyle::Algebraic
+    } else {
+        style
+    };
     let mut out = String::new();
     out.push(pos.turn().letter());
     for color in [Color::White, Color::Black] {

@@ -7,7 +7,7 @@
 use std::fmt;
 
 use super::square::{SquareError, parse_square, write_square};
-use crate::rules::variant::{CaptureChoice, NotationStyle};
+use crate::rules::variant::{CaptureChoice, DrawRules, NotationStyle};
 use crate::rules::{Move, Position, Square, Variant};
 
 /// Why a written move is not a legal move of the position.
@@ -64,14 +64,25 @@ impl std::error::Error for MoveError {}
 /// The rule numbers the move checks cite, per variant family (the capture rule decides
 /// the family: free choice cites RU, maximum capture FMJD, the Italian precedence FID).
 fn citation(variant: Variant, topic: Topic) -> &'static str {
+    match (variant.rules().draws, topic) {
+        (DrawRules::Turkish, Topic::Compulsory) => return "TR captures compulsory",
+        (DrawRules::Turkish, Topic::Maximum) => return "TR maximum pieces",
+        (DrawRules::Turkish, Topic::Unfinished) => return "TR maximum pieces",
+        (DrawRules::Turkish, Topic::Movement) => return "TR moves",
+        (DrawRules::Frisian, Topic::Compulsory) => return "FR captures compulsory",
+        (DrawRules::Frisian, Topic::Maximum) => return "FR capture precedence",
+        (DrawRules::Frisian, Topic::Unfinished) => return "FR capture precedence",
+        (DrawRules::Frisian, Topic::Movement) => return "FR moves",
+        _ => {}
+    }
     match (topic, variant.rules().capture_choice) {
         (Topic::Compulsory, CaptureChoice::Free) => "RU 1.5.3",
-        (Topic::Compulsory, CaptureChoice::MaximumPieces) => "FMJD 4.2",
+        (Topic::Compulsory, CaptureChoice::MaximumPieces | CaptureChoice::Frisian) => "FMJD 4.2",
         (Topic::Compulsory, CaptureChoice::Italian) => "IT: FID rules 3-4",
         (Topic::Maximum, CaptureChoice::Italian) => "IT: FID rules 5-8",
         (Topic::Maximum, _) => "FMJD 4.13",
         (Topic::Unfinished, CaptureChoice::Free) => "RU 1.5.5",
-        (Topic::Unfinished, CaptureChoice::MaximumPieces) => "FMJD 4.5",
+        (Topic::Unfinished, CaptureChoice::MaximumPieces | CaptureChoice::Frisian) => "FMJD 4.5",
         (Topic::Unfinished, CaptureChoice::Italian) => "IT: FID rules 3-4",
         (Topic::Movement, _) => "RU 1.4",
     }
@@ -136,6 +147,19 @@ pub fn parse_move(text: &str, pos: &Position) -> Result<Move, MoveError> {
             found.push(*m);
         }
     }
+    if found.len() > 1 {
+        // A text that spells out one capture's every landing square names that capture,
+        // even when another capture has the same ends (`c3:a5` is the single jump, the
+        // long way round is written in full).
+        let exact: Vec<Move> = all
+            .iter()
+            .filter(|m| m.from() == from && m.landings().eq(squares[1..].iter().copied()))
+            .copied()
+            .collect();
+        if let [only] = exact.as_slice() {
+            return Ok(*only);
+        }
+    }
     match found.len() {
         1 => Ok(found[0]),
         0 => Err(diagnose(text, pos, from, capture_written, &all)),
@@ -168,6 +192,13 @@ fn diagnose(text: &str, pos: &Position, from: Square, capture: bool, all: &[Move
                 .to_string(),
             Topic::Maximum,
         )
+    } else if any_capture && variant.rules().capture_choice == CaptureChoice::Frisian {
+        (
+            "the capture must take the most value (a king counts almost two men), \
+             with a king if a king can"
+                .to_string(),
+            Topic::Maximum,
+        )
     } else if any_capture {
         (
             "not a complete capture of this position".to_string(),
@@ -190,7 +221,7 @@ fn separator(variant: Variant, capture: bool) -> char {
     match (capture, variant.rules().notation) {
         (false, _) => '-',
         (true, NotationStyle::Algebraic) => ':',
-        (true, NotationStyle::Numeric) => 'x',
+        (true, NotationStyle::Numeric | NotationStyle::AlgebraicOnly) => 'x',
     }
 }
 

@@ -16,6 +16,14 @@ pub enum SquareError {
         /// The variant.
         variant: Variant,
     },
+    /// A square number in a variant whose board has no numbering (Turkish: PDN
+    /// GameType 30 is written with algebraic squares only).
+    NotNumbered {
+        /// The text read.
+        text: String,
+        /// The variant.
+        variant: Variant,
+    },
     /// A light (unplayable) or off-board algebraic square.
     NotPlayable {
         /// The name read.
@@ -32,6 +40,12 @@ impl fmt::Display for SquareError {
             SquareError::OutOfRange { number, variant } => {
                 let n = variant.geometry().len();
                 write!(f, "square {number} out of range for {variant} (1-{n})")
+            }
+            SquareError::NotNumbered { text, variant } => {
+                write!(
+                    f,
+                    "square '{text}': {variant} squares are written a1-h8, not numbered"
+                )
             }
             SquareError::NotPlayable { name, variant } => {
                 write!(f, "square {name} is not a playable square in {variant}")
@@ -51,6 +65,12 @@ pub fn parse_square(text: &str, variant: Variant) -> Result<Square, SquareError>
     let mirrored = variant.rules().mirrored;
     let t = text.trim();
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        if variant.rules().notation == crate::rules::variant::NotationStyle::AlgebraicOnly {
+            return Err(SquareError::NotNumbered {
+                text: t.to_string(),
+                variant,
+            });
+        }
         let number: u64 = t.parse().map_err(|_| SquareError::OutOfRange {
             number: u64::MAX,
             variant,
@@ -85,7 +105,9 @@ pub fn parse_square(text: &str, variant: Variant) -> Result<Square, SquareError>
     Err(SquareError::Malformed(t.to_string()))
 }
 
-/// The PDN number of a square.
+/// The PDN number of a square. A board without PDN numbering (Turkish) numbers its
+/// squares like the others, row by row from the top-left as White sees it (a8 = 1,
+/// h8 = 8, a1 = 57, h1 = 64): only the API's move lists use these numbers.
 pub fn square_number(sq: Square, variant: Variant) -> u32 {
     variant.geometry().number(sq, variant.rules().mirrored)
 }
@@ -99,7 +121,8 @@ pub fn square_name(sq: Square, variant: Variant) -> String {
 /// A square in the variant's native notation: algebraic for Russian, numbers otherwise.
 pub fn write_square(sq: Square, variant: Variant) -> String {
     match variant.rules().notation {
-        crate::rules::variant::NotationStyle::Algebraic => square_name(sq, variant),
+        crate::rules::variant::NotationStyle::Algebraic
+        | crate::rules::variant::NotationStyle::AlgebraicOnly => square_name(sq, variant),
         crate::rules::variant::NotationStyle::Numeric => square_number(sq, variant).to_string(),
     }
 }

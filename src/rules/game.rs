@@ -1,12 +1,15 @@
 //! A game in progress: the position, the moves played, and the draw bookkeeping of the
 //! variant (RU 1.9.1 (c)–(g) and the 2013 edition 7.2.x, FMJD, English, Italian (FID),
-//! pool (APCA), giveaway and antidraughts).
+//! pool (APCA), giveaway, antidraughts, Turkish, Frisian), and the one move rule that
+//! depends on history rather than on the position: the Frisian limit on moving the same
+//! king (see [`Game::legal_moves`]).
 //!
 //! Counting decisions (RULES.md, "Decision on counting"): "N moves" means N moves by each
 //! side; "its 15th / 5th move" counts the stronger side's moves, the first being its first
 //! move after the balance of forces arose. A capture or a promotion changes the balance
 //! and restarts every counter it affects.
 
+use super::geometry::Square;
 use super::mv::Move;
 use super::position::{PlayError, Position};
 use super::square_set::squares_of;
@@ -124,6 +127,15 @@ pub struct DrawCounters {
     pub forty_moves: Option<(Color, u32)>,
 }
 
+/// Frisian: the non-capturing moves one side has just made in a row with one king.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KingMoveRun {
+    /// Where that king stands now.
+    pub king: Option<Square>,
+    /// How many moves in a row it has made without capturing.
+    pub moves: u8,
+}
+
 /// A game from a start position: the moves played, every position reached, and the draw
 /// counters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,6 +144,7 @@ pub struct Game {
     positions: Vec<Position>,
     moves: Vec<Move>,
     counters: DrawCounters,
+    king_runs: [KingMoveRun; 2],
 }
 
 impl Game {
@@ -142,6 +155,7 @@ impl Game {
             positions: vec![start],
             moves: Vec::new(),
             counters: DrawCounters::default(),
+            king_runs: [KingMoveRun::default(); 2],
         };
         game.counters.left_main_road = !game.lone_king_on_road();
         game
@@ -179,15 +193,87 @@ impl Game {
         &self.counters
     }
 
+    /// The run of non-capturing moves `side` has just made with one king (Frisian; always
+    /// empty in other variants).
+    pub fn king_move_run(&self, side: Color) -> KingMoveRun {
+        self.king_runs[side.index()]
+    }
+
+    /// Sets the king-move run of `side`, for a game taken up from a recorded position
+    /// (lidraughts writes it in its FEN). Ignored by variants without the limit.
+    pub fn set_king_move_run(&mut self, side: Color, run: KingMoveRun) {
+        if self
+            .position()
+            .variant()
+            .rules()
+            .same_king_move_limit
+            .is_some()
+        {
+            self.king_runs[side.index()] = run;
+        }
+    }
+
+    /// The king of the side to move that may not make a non-capturing move now: Frisian
+    /// (Official Rules for Frisian Draughts 2011; lidraughts `Actor.scala`): a side that
+    /// has men as well as kings may not move the same king more than three times in a row
+    /// without capturing; after that, that king may only capture, or another piece moves.
+    /// The limit does not apply to a side that has only kings.
+    pub fn blocked_king(&self) -> Option<Square> {
+        let pos = self.position();
+        let limit = pos.variant().rules().same_king_move_limit?;
+        let side = pos.turn();
+        let run = self.king_runs[side.index()];
+        let king = run.king?;
+        (pos.men(side) != 0 && run.moves >= limit && pos.kings_of(side) & king.bit() != 0)
+            .then_some(king)
+    }
+
+    /// The legal moves now: the position's moves (different paths to the same result
+    /// merged), less the quiet moves of a [`Game::blocked_king`].
+    pub fn legal_moves(&self) -> Vec<Move> {
+        let mut moves = self.position().legal_moves();
+        if let Some(king) = self.blocked_king() {
+            moves.retain(|m| m.is_capture() || m.from() != king);
+        }
+        moves
+    }
+
     /// Plays a legal move and updates the counters.
     ///
     /// # Errors
-    /// An illegal move changes nothing and is returned with the position.
+    /// An illegal move changes nothing and is returned with the position; so is a quiet
+    /// move of a [`Game::blocked_king`].
     pub fn play(&mut self, mv: &Move) -> Result<(), PlayError> {
         let before = *self.position();
+        if !mv.is_capture() && self.blocked_king() == Some(mv.from()) {
+            return Err(PlayError {
+                position: before,
+                mv: *mv,
+            });
+        }
         let after = before.play(mv)?;
         let mover = before.turn();
         let was_king = before.kings() & mv.from().bit() != 0;
+        if before.variant().rules().same_king_move_limit.is_some() {
+            let run = &mut self.king_runs[mover.index()];
+            if was_king && !mv.is_capture() {
+                run.moves = if run.king == Some(mv.from()) {
+                    run.moves.saturating_add(1)
+                } else {
+                    1
+                };
+                run.king = Some(mv.to());
+            } else {
+                *run = KingMoveRun::default();
+            }
+            let theirs = &mut self.king_runs[(!mover).index()];
+            if theirs
+                .king
+                .is_some_and(|k| mv.captured_set() & k.bit() != 0)
+            {
+                *theirs = KingMoveRun::default();
+            }
+        }
         let c = &mut self.counters;
         if mv.is_capture() || mv.promotes() {
             c.moves_since_change = [0, 0];
@@ -229,9 +315,22 @@ impl Game {
         self.counters.forty_moves = Some((side, 0));
     }
 
-    /// The position's outcome by the board itself (no pieces, no moves).
+    /// The position's outcome by the board itself (no pieces, no moves), counting a
+    /// [`Game::blocked_king`]'s moves out.
     pub fn outcome(&self) -> Option<Outcome> {
-        outcome(self.position())
+        let pos = self.position();
+        if let Some(end) = outcome(pos) {
+            return Some(end);
+        }
+        if self.blocked_king().is_some() && self.legal_moves().is_empty() {
+            let side = pos.turn();
+            return Some(Outcome {
+                winner: !side,
+                reason: EndReason::NoMoves,
+                rule: "FR: no piece or no move loses (the blocked king may not move)",
+            });
+        }
+        None
     }
 
     /// Whether a lone king stands on the main road, in an ending where RU 1.9.1(e) /
@@ -385,7 +484,36 @@ impl Game {
             }
             // lidraughts' antidraughts knows no move-count draw, only repetition.
             DrawRules::Antidraughts => {}
+            // Turkish draughts federation guide ("Türk daması kuralları", 19(b), as
+            // published by damaakademisi.com): when each side has one piece left, even if
+            // one of them is a king, the game is drawn. Decision (pydraughts reads the
+            // rule the same way: "officially immediately if there can't be a forced
+            // capture"): not while the side to move can capture the other piece.
+            DrawRules::Turkish => {
+                if forces[0].total() == 1 && forces[1].total() == 1 && !pos.has_capture() {
+                    automatic("TR 19(b) one piece each");
+                }
+            }
+            // Frisian (Official Rules for Frisian Draughts 2011, the endgame; as lidraughts
+            // applies them in `Frisian.scala`): two kings against one king, no men, is
+            // drawn when both sides have made 7 moves since it arose; king against king
+            // after 2 moves each (the rules draw it at once unless a win is forced;
+            // lidraughts allows 2 moves to show the forced win, and so do we).
+            DrawRules::Frisian => {
+                let both = moves[0].min(moves[1]);
+                let no_men = forces[0].men == 0 && forces[1].men == 0;
+                let kings = [forces[0].kings, forces[1].kings];
+                if no_men && kings.contains(&1) && kings.contains(&2) && both >= 7 {
+                    automatic("FR two kings against one king, 7 moves");
+                }
+                if no_men && kings == [1, 1] && both >= 2 {
+                    automatic("FR king against king, 2 moves");
+                }
+            }
         }
+        // Frisian has no repetition rule (lidraughts `DraughtsHistory.threefoldRepetition`
+        // excludes it; the Frisian rules bound king play with the move limit instead).
+        let repeated = repeated && rules.draws != DrawRules::Frisian;
         if repeated {
             out.push(DrawVerdict {
                 rule: match (rules.draws, self.edition) {
@@ -399,6 +527,10 @@ impl Game {
                     (DrawRules::English, _) => "EN threefold repetition",
                     (DrawRules::Italian, _) => "IT threefold repetition (FID)",
                     (DrawRules::Pool, _) => "POOL threefold repetition (APCA)",
+                    // alemanni.pagesperso-orange.fr/turkish.html: a draw when the same
+                    // position occurs three times; claimed as RU 1.9.2 describes.
+                    (DrawRules::Turkish, _) => "TR threefold repetition",
+                    (DrawRules::Frisian, _) => "FR threefold repetition",
                 },
                 mode: DrawMode::Claimable,
             });

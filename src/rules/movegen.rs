@@ -2,8 +2,14 @@
 //!
 //! Captures are found by a depth-first search over landing squares. Captured pieces stay
 //! on the board until the move is over (RU 1.5.7 / 1.5.12, "Turkish strike") where the
-//! variant says so: they block, and cannot be jumped twice (RU 1.5.9). The capturing piece
-//! has left its start square, so a capture may pass over or end on it.
+//! variant says so: they block, and cannot be jumped twice (RU 1.5.9). Where the variant
+//! removes them at once (Turkish) their squares are free again for the rest of the
+//! capture. The capturing piece has left its start square, so a capture may pass over or
+//! end on it.
+//!
+//! A capture never turns 180° between two jumps. Turkish forbids it outright; wherever
+//! captured pieces stay until the move is over it is impossible anyway (the piece just
+//! jumped blocks the way back), so the rule is applied to every variant.
 
 use std::sync::LazyLock;
 
@@ -21,6 +27,7 @@ pub(crate) struct Tables {
     man_moves: [Vec<usize>; 2],
     man_caps: [Vec<usize>; 2],
     king_dirs: Vec<usize>,
+    king_caps: Vec<usize>,
     flying: bool,
 }
 
@@ -64,6 +71,7 @@ impl Tables {
                 dirs(rules.man_captures, Color::Black),
             ],
             king_dirs: rules.king_dirs.iter().map(|d| d.index()).collect(),
+            king_caps: rules.king_captures.iter().map(|d| d.index()).collect(),
             flying: rules.king_range == KingRange::Flying,
         }
     }
@@ -75,11 +83,19 @@ impl Tables {
     }
 }
 
-/// Bit index increases when stepping in this direction (down or right).
+/// Bit index increases when stepping in this direction (down or right). Holds on every
+/// board: rows are laid out top to bottom and, within a row, left to right.
 #[inline]
 fn increasing(dir: usize) -> bool {
     matches!(dir, 2 | 3 | 5 | 7)
 }
+
+/// No direction yet (the first jump of a capture).
+const NO_DIR: usize = 8;
+
+/// The index of the opposite direction ([`Direction::opposite`]), and none for
+/// [`NO_DIR`].
+const OPPOSITE: [usize; 9] = [3, 2, 1, 0, 5, 4, 7, 6, NO_DIR];
 
 /// The nearest set bit of `bits` along a ray in `dir`.
 #[inline]
@@ -154,17 +170,18 @@ impl CaptureSearch<'_> {
 
     fn dirs(&self, king: bool) -> &[usize] {
         if king {
-            &self.t.king_dirs
+            &self.t.king_caps
         } else {
             &self.t.man_caps[self.us]
         }
     }
 
-    /// Whether any capture continues from `sq`.
-    fn can_capture(&self, sq: u8, king: bool, captured: Bitboard) -> bool {
+    /// Whether any capture continues from `sq` after a jump in direction `last`.
+    fn can_capture(&self, sq: u8, king: bool, captured: Bitboard, last: usize) -> bool {
+        let back = OPPOSITE[last];
         self.dirs(king)
             .iter()
-            .any(|&d| self.jump(sq, d, king, captured).is_some())
+            .any(|&d| d != back && self.jump(sq, d, king, captured).is_some())
     }
 
     fn emit(&mut self, to: u8, promotes: bool, captured: Bitboard) {
@@ -181,12 +198,14 @@ impl CaptureSearch<'_> {
         });
     }
 
-    /// Extends the capture from `sq`; emits the finished moves.
-    fn search(&mut self, sq: u8, king: bool, promoted: bool, captured: Bitboard) {
+    /// Extends the capture from `sq`, reached by a jump in direction `last`; emits the
+    /// finished moves.
+    fn search(&mut self, sq: u8, king: bool, promoted: bool, captured: Bitboard, last: usize) {
         let g = self.g;
         let mut found = false;
+        let back = OPPOSITE[last];
         let dirs: &[usize] = if king {
-            &self.t.king_dirs
+            &self.t.king_caps
         } else {
             &self.t.man_caps[self.us]
         };
@@ -195,6 +214,9 @@ impl CaptureSearch<'_> {
         let n = dirs.len();
         list[..n].copy_from_slice(dirs);
         for &dir in &list[..n] {
+            if dir == back {
+                continue;
+            }
             let Some((victim, first)) = self.jump(sq, dir, king, captured) else {
                 continue;
             };
@@ -227,7 +249,7 @@ impl CaptureSearch<'_> {
             let mut any_must = false;
             if count > 1 {
                 for i in 0..count {
-                    must[i] = self.can_capture(landings[i], king, captured);
+                    must[i] = self.can_capture(landings[i], king, captured, dir);
                     any_must |= must[i];
                 }
             }
@@ -241,15 +263,15 @@ impl CaptureSearch<'_> {
                 if crowning {
                     match self.t.rules.promotion_in_capture {
                         PromotionInCapture::ContinueAsKing => {
-                            self.search(land, true, true, captured);
+                            self.search(land, true, true, captured, dir);
                         }
                         PromotionInCapture::ContinueAsMan => {
-                            self.search(land, false, promoted, captured);
+                            self.search(land, false, promoted, captured, dir);
                         }
                         PromotionInCapture::EndsMove => self.emit(land, true, captured),
                     }
                 } else {
-                    self.search(land, king, promoted, captured);
+                    self.search(land, king, promoted, captured, dir);
                 }
             }
             self.depth -= 1;
@@ -293,13 +315,13 @@ impl Position {
             return found;
         }
         if !t.flying {
-            return found | jumpers(kings, enemy, &t.king_dirs);
+            return found | jumpers(kings, enemy, &t.king_caps);
         }
         let mut bits = kings;
         while bits != 0 {
             let k = bits.trailing_zeros() as u8;
             bits &= bits - 1;
-            for &d in &t.king_dirs {
+            for &d in &t.king_caps {
                 let blockers = t.g.ray(k, d) & occupied;
                 if blockers == 0 {
                     continue;
@@ -345,26 +367,31 @@ impl Position {
                 depth: 0,
                 out: &mut *out,
             };
-            search.search(from, king, false, 0);
+            search.search(from, king, false, 0, NO_DIR);
         }
-        match t.rules.capture_choice {
-            CaptureChoice::Free => {}
-            CaptureChoice::MaximumPieces => {
-                let best = out[start..].iter().map(|m| m.captures).max().unwrap_or(0);
-                let mut i = start;
-                while i < out.len() {
-                    if out[i].captures < best {
-                        out.swap_remove(i);
-                    } else {
-                        i += 1;
-                    }
-                }
-                out[start..].sort_unstable_by_key(|m| (m.from, m.path));
-            }
+        let enemy_kings = self.kings & self.pieces[1 - us];
+        let rank: fn(&Move, Bitboard, Bitboard) -> u64 = match t.rules.capture_choice {
+            CaptureChoice::Free => return,
+            CaptureChoice::MaximumPieces => |m, _, _| u64::from(m.captures),
+            CaptureChoice::Frisian => frisian_value,
             // The kings are those of the position before the move: a captured king is
             // still a king when the precedence is judged.
-            CaptureChoice::Italian => keep_italian_precedence(out, start, self.kings),
+            CaptureChoice::Italian => return keep_italian_precedence(out, start, self.kings),
+        };
+        let best = out[start..]
+            .iter()
+            .map(|m| rank(m, enemy_kings, self.kings))
+            .max()
+            .unwrap_or(0);
+        let mut i = start;
+        while i < out.len() {
+            if rank(&out[i], enemy_kings, self.kings) < best {
+                out.swap_remove(i);
+            } else {
+                i += 1;
+            }
         }
+        out[start..].sort_unstable_by_key(|m| (m.from, m.path));
     }
 
     fn generate_quiet(&self, out: &mut Vec<Move>) {
@@ -516,6 +543,18 @@ fn keep_italian_precedence(out: &mut Vec<Move>, start: usize, kings: Bitboard) {
         }
     }
     out[start..].sort_unstable_by_key(|m| (m.from, m.path));
+}
+
+/// The Frisian precedence of a capture ([`CaptureChoice::Frisian`]): its value, a man
+/// counting `N` and a king `2N - 1` (`N` = 64, more than any number of kings), times two,
+/// plus one when a king makes the capture. `enemy_kings` are the opponent's kings before
+/// the move, `kings` every king before the move.
+fn frisian_value(m: &Move, enemy_kings: Bitboard, kings: Bitboard) -> u64 {
+    let pieces = u64::from(m.captures);
+    let taken_kings = u64::from((m.captured_set & enemy_kings).count_ones());
+    let value = (pieces + taken_kings) * 64 - taken_kings;
+    let with_king = u64::from(kings & (1u64 << m.from) != 0);
+    value * 2 + with_king
 }
 
 /// Removes from `out[start..]` every move that repeats an earlier one's start, end and

@@ -249,14 +249,13 @@ impl Position {
         let from = 1u64 << mv.from;
         let to = 1u64 << mv.path[mv.landings as usize - 1];
         let was_king = self.kings & from != 0;
+        // Captured pieces go first: where they leave the board at once (Turkish) the
+        // capturing piece may end on a captured piece's square.
+        self.pieces[1 - us] &= !mv.captured_set;
+        self.kings &= !(from | mv.captured_set);
         self.pieces[us] = (self.pieces[us] & !from) | to;
-        self.kings &= !from;
         if was_king || mv.promotes {
             self.kings |= to;
-        }
-        if mv.captured_set != 0 {
-            self.pieces[1 - us] &= !mv.captured_set;
-            self.kings &= !mv.captured_set;
         }
         self.turn = !self.turn;
     }

@@ -34,12 +34,16 @@ pub enum Variant {
     /// Diagonal draughts: Russian rules, men start in two triangles beside the main road;
     /// no PDN GameType.
     Diagonal,
+    /// Turkish draughts (dama), 8×8 orthogonal; PDN GameType 30.
+    Turkish,
+    /// Frisian draughts, 10×10 with orthogonal captures; PDN GameType 40.
+    Frisian,
 }
 
 impl Variant {
     /// Every variant, in declaration order (`ALL[v as usize] == v`; per-variant tables
     /// are indexed that way).
-    pub const ALL: [Variant; 10] = [
+    pub const ALL: [Variant; 12] = [
         Variant::Russian,
         Variant::International,
         Variant::English,
@@ -50,6 +54,8 @@ impl Variant {
         Variant::Antidraughts,
         Variant::Russian80,
         Variant::Diagonal,
+        Variant::Turkish,
+        Variant::Frisian,
     ];
 
     /// The command-line and API name (`russian`, `international`, …).
@@ -65,6 +71,8 @@ impl Variant {
             Variant::Antidraughts => "antidraughts",
             Variant::Russian80 => "russian80",
             Variant::Diagonal => "diagonal",
+            Variant::Turkish => "turkish",
+            Variant::Frisian => "frisian",
         }
     }
 
@@ -91,6 +99,8 @@ impl Variant {
             Variant::Antidraughts => &ANTIDRAUGHTS,
             Variant::Russian80 => &RUSSIAN80,
             Variant::Diagonal => &DIAGONAL,
+            Variant::Turkish => &TURKISH,
+            Variant::Frisian => &FRISIAN,
         }
     }
 
@@ -156,6 +166,13 @@ pub enum CaptureChoice {
     /// meet a king earliest (the captured pieces compared in capture order, a king before a
     /// man). What remains is a free choice.
     Italian,
+    /// Frisian precedence: the most *value*, a king worth less than two men but more
+    /// than one (two men outweigh a king; two kings outweigh three men), then a capture
+    /// made with a king before one made with a man. This is the order of rhalbersma/dctl
+    /// (`frisian.hpp`: `(pieces + kings) * N - kings`, then `is_with_king`) and of
+    /// lidraughts (`Frisian.scala`: man 100, king 199, then the king's capture), both
+    /// after the official rules of the Frisian draughts association (DFS/KNDB, 2011).
+    Frisian,
 }
 
 /// What happens when a man reaches the far rank in the middle of a capture.
@@ -209,6 +226,11 @@ pub enum DrawRules {
     Giveaway,
     /// Antidraughts (lidraughts): threefold repetition only.
     Antidraughts,
+    /// Turkish: one piece against one piece is drawn at once; threefold repetition.
+    Turkish,
+    /// Frisian: two kings against one king drawn after 7 moves each, king against
+    /// king after 2 moves each; no repetition rule (lidraughts).
+    Frisian,
 }
 
 /// Where the men stand at the start.
@@ -216,6 +238,14 @@ pub enum DrawRules {
 pub enum StartPosition {
     /// Each side's men fill the playable squares of its first `n` rows.
     Rows(u8),
+    /// Each side's men fill `rows` rows behind its first `skip` rows, which stay empty
+    /// (Turkish: the men stand on the second and third ranks).
+    Band {
+        /// Empty rows at the back.
+        skip: u8,
+        /// Rows of men.
+        rows: u8,
+    },
     /// The men stand on these squares, named algebraically as White sees the board
     /// (`c1`, `h6`; RU 1.6).
     Squares {
@@ -233,6 +263,10 @@ pub enum NotationStyle {
     Algebraic,
     /// PDN square numbers, `x` for captures (International, English, …).
     Numeric,
+    /// Letter and digit squares only, `x` for captures: the board has no PDN square
+    /// numbering (PDN GameType 30, Turkish, is `30,W,8,8,A0,0`: alphanumeric notation;
+    /// pdn.fmjd.org/gametype.html). Numeric squares are refused on input.
+    AlgebraicOnly,
 }
 
 /// The rules of one variant, as data.
@@ -246,8 +280,11 @@ pub struct Rules {
     pub man_moves: &'static [Direction],
     /// Directions a man captures in, for White.
     pub man_captures: &'static [Direction],
-    /// Directions a king moves and captures in.
+    /// Directions a king moves in (quiet moves).
     pub king_dirs: &'static [Direction],
+    /// Directions a king captures in (Frisian: the diagonals and the orthogonals, while
+    /// it moves only diagonally).
+    pub king_captures: &'static [Direction],
     /// How far a king goes.
     pub king_range: KingRange,
     /// Which captures may be chosen.
@@ -268,6 +305,10 @@ pub struct Rules {
     pub mirrored: bool,
     /// The men at the start.
     pub start: StartPosition,
+    /// Frisian: a side that has men as well as kings may make at most this many
+    /// non-capturing moves in a row with the same king. History, not position: enforced
+    /// by [`crate::rules::Game`], not by the position's move generator or perft.
+    pub same_king_move_limit: Option<u8>,
     /// The PDN GameType number.
     pub game_type: Option<u32>,
     /// The main road (long diagonal a1–h8) for RU 1.9.1(e), as PDN numbers; empty where
@@ -286,6 +327,24 @@ const DIAGONALS: &[Direction] = &[
 const FORWARD_DIAGONALS: &[Direction] = &[Direction::UpLeft, Direction::UpRight];
 /// The main road a1–h8 of the 8×8 board (RU 1.9.1(e)), as PDN numbers.
 const MAIN_ROAD_8X8: &[u32] = &[29, 25, 22, 18, 15, 11, 8, 4];
+const ORTHOGONALS: &[Direction] = &[
+    Direction::Up,
+    Direction::Down,
+    Direction::Left,
+    Direction::Right,
+];
+/// Forward and sideways (Turkish men).
+const FORWARD_AND_SIDEWAYS: &[Direction] = &[Direction::Up, Direction::Left, Direction::Right];
+const ALL_EIGHT: &[Direction] = &[
+    Direction::UpLeft,
+    Direction::UpRight,
+    Direction::DownLeft,
+    Direction::DownRight,
+    Direction::Up,
+    Direction::Down,
+    Direction::Left,
+    Direction::Right,
+];
 
 static RUSSIAN: Rules = RUSSIAN_RULES;
 static INTERNATIONAL: Rules = INTERNATIONAL_RULES;
@@ -297,6 +356,7 @@ const RUSSIAN_RULES: Rules = Rules {
     man_moves: FORWARD_DIAGONALS,
     man_captures: DIAGONALS,
     king_dirs: DIAGONALS,
+    king_captures: DIAGONALS,
     king_range: KingRange::Flying,
     capture_choice: CaptureChoice::Free,
     promotion_in_capture: PromotionInCapture::ContinueAsKing,
@@ -307,6 +367,7 @@ const RUSSIAN_RULES: Rules = Rules {
     notation: NotationStyle::Algebraic,
     mirrored: false,
     start: StartPosition::Rows(3),
+    same_king_move_limit: None,
     game_type: Some(25),
     main_road: MAIN_ROAD_8X8,
     win_rule: "RU 1.8",
@@ -319,6 +380,7 @@ const INTERNATIONAL_RULES: Rules = Rules {
     man_moves: FORWARD_DIAGONALS,
     man_captures: DIAGONALS,
     king_dirs: DIAGONALS,
+    king_captures: DIAGONALS,
     king_range: KingRange::Flying,
     capture_choice: CaptureChoice::MaximumPieces,
     promotion_in_capture: PromotionInCapture::ContinueAsMan,
@@ -329,6 +391,7 @@ const INTERNATIONAL_RULES: Rules = Rules {
     notation: NotationStyle::Numeric,
     mirrored: false,
     start: StartPosition::Rows(4),
+    same_king_move_limit: None,
     game_type: Some(20),
     main_road: &[],
     win_rule: "FMJD 1.8",
@@ -340,6 +403,7 @@ static ENGLISH: Rules = Rules {
     man_moves: FORWARD_DIAGONALS,
     man_captures: FORWARD_DIAGONALS,
     king_dirs: DIAGONALS,
+    king_captures: DIAGONALS,
     king_range: KingRange::Short,
     capture_choice: CaptureChoice::Free,
     promotion_in_capture: PromotionInCapture::EndsMove,
@@ -350,6 +414,7 @@ static ENGLISH: Rules = Rules {
     notation: NotationStyle::Numeric,
     mirrored: false,
     start: StartPosition::Rows(3),
+    same_king_move_limit: None,
     game_type: Some(21),
     main_road: &[],
     win_rule: "EN 1.8",
@@ -413,6 +478,7 @@ static ITALIAN: Rules = Rules {
     man_moves: FORWARD_DIAGONALS,
     man_captures: FORWARD_DIAGONALS,
     king_dirs: DIAGONALS,
+    king_captures: DIAGONALS,
     king_range: KingRange::Short,
     capture_choice: CaptureChoice::Italian,
     promotion_in_capture: PromotionInCapture::EndsMove,
@@ -423,6 +489,7 @@ static ITALIAN: Rules = Rules {
     notation: NotationStyle::Numeric,
     mirrored: true,
     start: StartPosition::Rows(3),
+    same_king_move_limit: None,
     game_type: Some(22),
     main_road: &[],
     win_rule: "IT: FID rule 10",
@@ -493,6 +560,70 @@ static DIAGONAL: Rules = Rules {
     ..RUSSIAN_RULES
 };
 
+/// Turkish draughts (RULES.md, TR). Where RULES.md is silent:
+/// - a man that reaches the last rank during a capture is crowned at once and, if it can,
+///   goes on capturing as a king in the same move (Wikipedia "Turkish draughts", rules
+///   section; draughts.github.io/turkish-draughts.html, rule 6). Some older summaries
+///   (an older Wikipedia revision, setupgroup.com) crown it only at the end of the move;
+///   the Turkish federation's own article on this point was not found, so this follows
+///   the current majority of published descriptions;
+/// - a 180° turn inside a capture is never allowed (TR; for variants that remove pieces
+///   after the move it is impossible anyway, so the generator forbids it everywhere);
+/// - square names are algebraic only: PDN GameType 30 has no numbering (`A0`).
+static TURKISH: Rules = Rules {
+    board: BoardKind::Orthogonal8x8,
+    first_to_move: Color::White,
+    man_moves: FORWARD_AND_SIDEWAYS,
+    man_captures: FORWARD_AND_SIDEWAYS,
+    king_dirs: ORTHOGONALS,
+    king_captures: ORTHOGONALS,
+    king_range: KingRange::Flying,
+    capture_choice: CaptureChoice::MaximumPieces,
+    promotion_in_capture: PromotionInCapture::ContinueAsKing,
+    men_capture_kings: true,
+    removal: Removal::Immediate,
+    win: WinCondition::Normal,
+    draws: DrawRules::Turkish,
+    notation: NotationStyle::AlgebraicOnly,
+    mirrored: false,
+    start: StartPosition::Band { skip: 1, rows: 2 },
+    same_king_move_limit: None,
+    game_type: Some(30),
+    main_road: &[],
+    win_rule: "TR: no pieces or no moves loses",
+};
+
+/// Frisian draughts (RULES.md names it; the rules are those of the Frisian draughts
+/// association, "Official Rules for Frisian Draughts" 2011, as lidraughts and dctl play
+/// them): international start and numbering; men move diagonally forward; men and kings
+/// capture in all eight directions (an orthogonal capture jumps the dark square two
+/// columns or two rows away); kings fly, and move (without capturing) only along the
+/// diagonals (Official Rules art. 9); a man passing the far rank during a capture stays a
+/// man (art. 8); capture precedence by value ([`CaptureChoice::Frisian`]); the
+/// three-king-moves limit (lidraughts `Actor.scala`; dctl `max_same_king_move = 3`).
+static FRISIAN: Rules = Rules {
+    board: BoardKind::Diagonal10x10,
+    first_to_move: Color::White,
+    man_moves: FORWARD_DIAGONALS,
+    man_captures: ALL_EIGHT,
+    king_dirs: DIAGONALS,
+    king_captures: ALL_EIGHT,
+    king_range: KingRange::Flying,
+    capture_choice: CaptureChoice::Frisian,
+    promotion_in_capture: PromotionInCapture::ContinueAsMan,
+    men_capture_kings: true,
+    removal: Removal::AfterMove,
+    win: WinCondition::Normal,
+    draws: DrawRules::Frisian,
+    notation: NotationStyle::Numeric,
+    mirrored: false,
+    start: StartPosition::Rows(4),
+    same_king_move_limit: Some(3),
+    game_type: Some(40),
+    main_road: &[],
+    win_rule: "FR: no pieces or no moves loses",
+};
+
 impl Rules {
     /// The geometry tables of this board.
     pub fn geometry(&self) -> &'static Geometry {
@@ -514,6 +645,10 @@ impl Rules {
         match (self.start, color) {
             (StartPosition::Rows(n), Color::Black) => g.rows(0..n),
             (StartPosition::Rows(n), Color::White) => g.rows(g.height - n..g.height),
+            (StartPosition::Band { skip, rows }, Color::Black) => g.rows(skip..skip + rows),
+            (StartPosition::Band { skip, rows }, Color::White) => {
+                g.rows(g.height - skip - rows..g.height - skip)
+            }
             (StartPosition::Squares { white, black }, _) => {
                 let names = match color {
                     Color::White => white,
