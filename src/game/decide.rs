@@ -598,6 +598,7 @@ fn claim(
             match written {
                 Some(text) => {
                     let mv = parse_move(text, tx.s.position()).map_err(GameError::IllegalMove)?;
+                    check_history_rules(&tx.s, &mv)?;
                     let after =
                         tx.s.position()
                             .play(&mv)
