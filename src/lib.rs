@@ -8,9 +8,11 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod api;
 pub mod cli;
 pub mod clock;
 pub mod game;
 pub mod notation;
 pub mod rules;
 pub mod server;
+pub mod store;

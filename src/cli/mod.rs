@@ -1,16 +1,21 @@
-//! The command line: `perft`, `moves` and `replay` over the pure rules core.
+//! The command line: `perft`, `moves`, `replay` over the rules core; `serve`; and the
+//! `game` client subcommands.
 
+mod client;
 mod moves;
 mod perft;
 mod replay;
+mod serve;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use client::{ClientArgs, GameAction, describe};
 pub use moves::MovesArgs;
 pub use perft::PerftArgs;
 pub use replay::ReplayArgs;
+pub use serve::ServeArgs;
 
 /// The competition judge for draughts tournaments.
 #[derive(Debug, Parser)]
@@ -30,6 +35,10 @@ pub enum Command {
     Moves(MovesArgs),
     /// Check every move of every game of PDN files.
     Replay(ReplayArgs),
+    /// Run the gRPC service.
+    Serve(ServeArgs),
+    /// Talk to a running service: create, play, offer, claim, watch.
+    Game(ClientArgs),
 }
 
 /// Runs a parsed command line.
@@ -38,6 +47,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Perft(args) => perft::run(&args),
         Command::Moves(args) => moves::run(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::Serve(args) => serve::run_serve(&args),
+        Command::Game(args) => client::run_client(&args),
     }
 }
 

@@ -7,8 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::notation::fen::parse_fen;
-use crate::notation::movetext::write_move_full;
-use crate::notation::square::square_number;
+use crate::notation::movetext::move_records;
 use crate::rules::{Position, Variant};
 
 /// Arguments of `moves`.
@@ -27,33 +26,6 @@ pub struct MovesArgs {
     /// One JSON object per line: notation, path and captured squares (PDN numbers).
     #[arg(long)]
     pub json: bool,
-}
-
-/// One legal move as the API and the JSON output show it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct MoveRecord {
-    /// Native notation with the full path.
-    pub notation: String,
-    /// PDN squares from start to end.
-    pub path: Vec<u32>,
-    /// PDN squares captured, in capture order.
-    pub captured: Vec<u32>,
-}
-
-/// The distinct legal moves of `pos`, sorted by notation.
-pub fn move_records(pos: &Position) -> Vec<MoveRecord> {
-    let v = pos.variant();
-    let mut out: Vec<MoveRecord> = pos
-        .legal_moves()
-        .iter()
-        .map(|m| MoveRecord {
-            notation: write_move_full(pos, m),
-            path: m.path().map(|s| square_number(s, v)).collect(),
-            captured: m.captured().map(|s| square_number(s, v)).collect(),
-        })
-        .collect();
-    out.sort_by(|a, b| a.notation.cmp(&b.notation));
-    out
 }
 
 pub(super) fn run(args: &MovesArgs) -> ExitCode {

@@ -202,6 +202,34 @@ impl Session {
         }
     }
 
+    /// Records that the service was down from the last event until `now` (at restart).
+    /// Unless `charged`, the clock of the side on move is stopped for that span, so the
+    /// downtime is not charged (DESIGN.md 5). Nothing is recorded for a game that is not
+    /// running or when no time passed.
+    pub fn record_outage(&mut self, now: Now, charged: bool) -> Vec<GameEvent> {
+        if !self.started || self.result.is_some() || now.mono_ms <= self.last_ms {
+            return Vec::new();
+        }
+        let mut tx = Tx {
+            s: self.clone(),
+            events: Vec::new(),
+            now,
+            actor: &Actor::System,
+        };
+        let kind = EventKind::Outage {
+            from_ms: self.last_ms,
+            until_ms: now.mono_ms,
+            charged,
+        };
+        match tx.emit(kind, None) {
+            Ok(()) => {
+                *self = tx.s;
+                tx.events
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// Whether [`Session::tick`] at `now` would record something.
     pub fn tick_due(&self, now: Now) -> bool {
         self.started

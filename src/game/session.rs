@@ -235,6 +235,11 @@ impl Session {
         self.seq
     }
 
+    /// The instant (monotonic ms) of the last event.
+    pub fn last_ms(&self) -> u64 {
+        self.last_ms
+    }
+
     /// The official position.
     pub fn position(&self) -> &Position {
         self.game.position()

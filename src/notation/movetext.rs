@@ -256,6 +256,39 @@ pub fn write_move(pos: &Position, mv: &Move) -> String {
     )
 }
 
+/// One legal move as the API and the JSON output show it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MoveRecord {
+    /// Native notation with the full path.
+    pub notation: String,
+    /// PDN squares from start to end.
+    pub path: Vec<u32>,
+    /// PDN squares captured, in capture order.
+    pub captured: Vec<u32>,
+}
+
+/// The distinct legal moves of `pos`, sorted by notation.
+pub fn move_records(pos: &Position) -> Vec<MoveRecord> {
+    let v = pos.variant();
+    let mut out: Vec<MoveRecord> = pos
+        .legal_moves()
+        .iter()
+        .map(|m| MoveRecord {
+            notation: write_move_full(pos, m),
+            path: m
+                .path()
+                .map(|s| super::square::square_number(s, v))
+                .collect(),
+            captured: m
+                .captured()
+                .map(|s| super::square::square_number(s, v))
+                .collect(),
+        })
+        .collect();
+    out.sort_by(|a, b| a.notation.cmp(&b.notation));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,3 +3,5 @@
 
 pub mod auth;
 pub mod config;
+pub mod registry;
+pub mod run;

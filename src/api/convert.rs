@@ -1,0 +1,687 @@
+//! Conversions between the domain and the generated protobuf types: the one place that
+//! knows both.
+
+use prost_types::Timestamp;
+
+use super::pb;
+use crate::clock::Phase;
+use crate::game::{
+    Actor, ClaimKind, EndReason, EventKind, GameEvent, GameSettings, IrregularityKind,
+    MoveCountDraws, MoveSource, OfferResponse, OfferTiming, Outcome, RepetitionMode, Session,
+};
+use crate::rules::{Color, RuleEdition, Variant};
+use crate::server::registry::{GameMeta, PlayerInfo};
+
+/// A protobuf enum value that names nothing the server knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadField(pub String);
+
+impl std::fmt::Display for BadField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The domain variant of a protobuf variant.
+///
+/// # Errors
+/// Unspecified, or a variant the rules core does not implement (towers, corners).
+pub fn variant(v: i32) -> Result<Variant, BadField> {
+    let pv = pb::Variant::try_from(v).unwrap_or(pb::Variant::Unspecified);
+    let name = match pv {
+        pb::Variant::Unspecified => return Err(BadField("variant: required".into())),
+        pb::Variant::Russian => "russian",
+        pb::Variant::International => "international",
+        pb::Variant::English => "english",
+        pb::Variant::Brazilian => "brazilian",
+        pb::Variant::Pool => "pool",
+        pb::Variant::Italian => "italian",
+        pb::Variant::Giveaway => "giveaway",
+        pb::Variant::Antidraughts => "antidraughts",
+        pb::Variant::Turkish => "turkish",
+        pb::Variant::Frisian => "frisian",
+        pb::Variant::Russian80 => "russian80",
+        pb::Variant::Diagonal => "diagonal",
+        pb::Variant::Towers | pb::Variant::Corners => {
+            return Err(BadField(format!(
+                "variant: {} is not implemented yet",
+                pv.as_str_name()
+            )));
+        }
+    };
+    name.parse()
+        .map_err(|e: crate::rules::UnknownVariant| BadField(e.to_string()))
+}
+
+/// The protobuf variant of a domain variant.
+pub fn variant_pb(v: Variant) -> pb::Variant {
+    pb::Variant::from_str_name(&format!("VARIANT_{}", v.name().to_ascii_uppercase()))
+        .unwrap_or(pb::Variant::Unspecified)
+}
+
+/// The side named by a request field.
+///
+/// # Errors
+/// Unspecified or unknown.
+pub fn side(s: i32, field: &str) -> Result<Color, BadField> {
+    match pb::Side::try_from(s) {
+        Ok(pb::Side::White) => Ok(Color::White),
+        Ok(pb::Side::Black) => Ok(Color::Black),
+        _ => Err(BadField(format!(
+            "{field}: SIDE_WHITE or SIDE_BLACK required"
+        ))),
+    }
+}
+
+/// The protobuf side of a colour.
+pub fn side_pb(c: Color) -> i32 {
+    match c {
+        Color::White => pb::Side::White as i32,
+        Color::Black => pb::Side::Black as i32,
+    }
+}
+
+fn ts(ms: i64) -> Option<Timestamp> {
+    Some(Timestamp {
+        seconds: ms.div_euclid(1000),
+        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
+    })
+}
+
+/// Game settings from a create request.
+///
+/// # Errors
+/// A bad time control.
+pub fn settings(
+    variant: Variant,
+    time_control: &str,
+    s: Option<&pb::GameSettings>,
+) -> Result<GameSettings, BadField> {
+    let mut out = GameSettings::new(variant);
+    let tc = time_control.trim();
+    if !tc.is_empty() && tc != "-" {
+        out.time_control = Some(
+            tc.parse()
+                .or_else(|_| crate::clock::TimeControl::from_pdn(tc))
+                .map_err(|e| BadField(format!("time_control: {e}")))?,
+        );
+    }
+    if let Some(s) = s {
+        out.edition = match pb::RuleEdition::try_from(s.rule_edition) {
+            Ok(pb::RuleEdition::RuleEdition2013) => RuleEdition::Edition2013,
+            _ => RuleEdition::Classic,
+        };
+        out.press_on_move = !matches!(
+            pb::ClockSwitching::try_from(s.clock_switching),
+            Ok(pb::ClockSwitching::OnPress)
+        );
+        out.repetition = match pb::RepetitionMode::try_from(s.repetition_mode) {
+            Ok(pb::RepetitionMode::Automatic) => RepetitionMode::Automatic,
+            _ => RepetitionMode::Claim,
+        };
+        out.move_count_draws = match pb::MoveCountDraws::try_from(s.move_count_draws) {
+            Ok(pb::MoveCountDraws::ReferredToArbiter) => MoveCountDraws::Referred,
+            _ => MoveCountDraws::Automatic,
+        };
+        out.claims_need_arbiter = s.claims_need_arbiter;
+        out.min_move_for_offer = s.min_move_for_draw_offer;
+        out.charge_outage = s.charge_outage_to_side_on_move;
+        out.touch_immovable_penalty = s.touch_immovable_penalty;
+    }
+    Ok(out)
+}
+
+fn settings_pb(s: &GameSettings) -> pb::GameSettings {
+    pb::GameSettings {
+        rule_edition: match s.edition {
+            RuleEdition::Classic => pb::RuleEdition::Classic as i32,
+            RuleEdition::Edition2013 => pb::RuleEdition::RuleEdition2013 as i32,
+        },
+        clock_switching: if s.press_on_move {
+            pb::ClockSwitching::OnMove as i32
+        } else {
+            pb::ClockSwitching::OnPress as i32
+        },
+        repetition_mode: match s.repetition {
+            RepetitionMode::Claim => pb::RepetitionMode::Claim as i32,
+            RepetitionMode::Automatic => pb::RepetitionMode::Automatic as i32,
+        },
+        move_count_draws: match s.move_count_draws {
+            MoveCountDraws::Automatic => pb::MoveCountDraws::Automatic as i32,
+            MoveCountDraws::Referred => pb::MoveCountDraws::ReferredToArbiter as i32,
+        },
+        claims_need_arbiter: s.claims_need_arbiter,
+        min_move_for_draw_offer: s.min_move_for_offer,
+        broadcast_delay_ms: 0,
+        charge_outage_to_side_on_move: s.charge_outage,
+        touch_immovable_penalty: s.touch_immovable_penalty,
+    }
+}
+
+/// A player from the request.
+pub fn player(p: Option<&pb::Player>) -> PlayerInfo {
+    p.map(|p| PlayerInfo {
+        name: p.name.clone(),
+        fmjd_id: p.fmjd_id.clone(),
+        federation: p.federation.clone(),
+        rating: p.rating,
+    })
+    .unwrap_or_default()
+}
+
+fn player_pb(p: &PlayerInfo) -> pb::Player {
+    pb::Player {
+        name: p.name.clone(),
+        fmjd_id: p.fmjd_id.clone(),
+        federation: p.federation.clone(),
+        rating: p.rating,
+    }
+}
+
+fn clock_pb(s: &Session, now: u64) -> Option<pb::ClockSnapshot> {
+    let c = s.clock()?;
+    let (state, running) = match c.phase(now) {
+        Phase::NotStarted => (pb::ClockState::NotStarted, None),
+        Phase::Running(side) => (pb::ClockState::Running, Some(side)),
+        Phase::Paused(side) => (pb::ClockState::Paused, Some(side)),
+        Phase::Flagged(_) | Phase::Stopped { .. } => (pb::ClockState::Stopped, None),
+    };
+    Some(pb::ClockSnapshot {
+        state: state as i32,
+        running_side: running.map_or(0, side_pb),
+        white_ms: c.remaining(Color::White, now) as i64,
+        black_ms: c.remaining(Color::Black, now) as i64,
+        read_at: ts(now as i64),
+        white_period: c.period(Color::White, now),
+        black_period: c.period(Color::Black, now),
+    })
+}
+
+fn outcome_pb(o: Outcome) -> i32 {
+    (match o {
+        Outcome::WhiteWins => pb::GameResult::WhiteWins,
+        Outcome::BlackWins => pb::GameResult::BlackWins,
+        Outcome::Draw => pb::GameResult::Draw,
+        Outcome::DoubleForfeit => pb::GameResult::BothLose,
+        Outcome::Annulled => pb::GameResult::Annulled,
+    }) as i32
+}
+
+/// The domain outcome of a declared result.
+///
+/// # Errors
+/// Unspecified.
+pub fn outcome(r: i32) -> Result<Outcome, BadField> {
+    match pb::GameResult::try_from(r) {
+        Ok(pb::GameResult::WhiteWins) => Ok(Outcome::WhiteWins),
+        Ok(pb::GameResult::BlackWins) => Ok(Outcome::BlackWins),
+        Ok(pb::GameResult::Draw) => Ok(Outcome::Draw),
+        Ok(pb::GameResult::BothLose) => Ok(Outcome::DoubleForfeit),
+        Ok(pb::GameResult::Annulled) => Ok(Outcome::Annulled),
+        _ => Err(BadField("result: required".into())),
+    }
+}
+
+fn reason_pb(r: EndReason) -> i32 {
+    (match r {
+        EndReason::Resignation => pb::ResultReason::Resignation,
+        EndReason::NoPieces => pb::ResultReason::NoPieces,
+        EndReason::NoMoves => pb::ResultReason::NoMoves,
+        EndReason::FlagFall => pb::ResultReason::TimeForfeit,
+        EndReason::MoveLimit => pb::ResultReason::MoveLimit,
+        EndReason::Agreement => pb::ResultReason::DrawAgreed,
+        EndReason::Repetition => pb::ResultReason::Repetition,
+        EndReason::MoveCount => pb::ResultReason::MoveCount,
+        EndReason::IncorrectClaimOnTime => pb::ResultReason::IncorrectClaimOnTime,
+        EndReason::TouchPenalty => pb::ResultReason::TouchPenalty,
+        EndReason::ArbiterDecision => pb::ResultReason::ArbiterDecision,
+    }) as i32
+}
+
+/// An offer response.
+///
+/// # Errors
+/// Unspecified.
+pub fn response(r: i32) -> Result<OfferResponse, BadField> {
+    match pb::DrawResponse::try_from(r) {
+        Ok(pb::DrawResponse::Accept) => Ok(OfferResponse::Accept),
+        Ok(pb::DrawResponse::Decline) => Ok(OfferResponse::Decline),
+        Ok(pb::DrawResponse::Postpone) => Ok(OfferResponse::Postpone),
+        _ => Err(BadField(
+            "response: ACCEPT, DECLINE or POSTPONE required".into(),
+        )),
+    }
+}
+
+/// A claim kind (repetition when unspecified).
+pub fn claim_kind(k: i32) -> ClaimKind {
+    match pb::DrawClaimKind::try_from(k) {
+        Ok(pb::DrawClaimKind::MoveCount) => ClaimKind::MoveCount,
+        _ => ClaimKind::Repetition,
+    }
+}
+
+fn claim_kind_pb(k: ClaimKind) -> i32 {
+    (match k {
+        ClaimKind::Repetition => pb::DrawClaimKind::Repetition,
+        ClaimKind::MoveCount => pb::DrawClaimKind::MoveCount,
+    }) as i32
+}
+
+fn move_pb(variant: Variant, notation: &str, path: &[u32], captured: &[u32]) -> pb::Move {
+    let _ = variant;
+    pb::Move {
+        notation: notation.to_string(),
+        path: path.to_vec(),
+        captured: captured.to_vec(),
+    }
+}
+
+/// The legal moves of a position as the API lists them: sorted by notation.
+pub fn legal_moves(pos: &crate::rules::Position) -> Vec<pb::Move> {
+    crate::notation::movetext::move_records(pos)
+        .into_iter()
+        .map(|r| pb::Move {
+            notation: r.notation,
+            path: r.path,
+            captured: r.captured,
+        })
+        .collect()
+}
+
+/// A game as the API shows it at `now`.
+pub fn game_pb(meta: &GameMeta, s: &Session, now: u64) -> pb::Game {
+    let view = s.view(now);
+    let v = s.variant();
+    let status = if s.result().is_some() {
+        pb::GameStatus::Finished
+    } else if !s.started() {
+        pb::GameStatus::Created
+    } else if matches!(s.clock().map(|c| c.phase(now)), Some(Phase::Paused(_))) {
+        pb::GameStatus::Paused
+    } else {
+        pb::GameStatus::Running
+    };
+    let moves = view
+        .moves
+        .iter()
+        .enumerate()
+        .map(|(i, m)| pb::PlayedMove {
+            r#move: Some(pb::Move {
+                notation: m.notation.clone(),
+                path: Vec::new(),
+                captured: Vec::new(),
+            }),
+            side: side_pb(m.side),
+            move_number: (i / 2 + 1) as u32,
+            seq: 0,
+            white_clock_ms: if m.side == Color::White {
+                m.clock_ms.map_or(-1, |c| c as i64)
+            } else {
+                -1
+            },
+            black_clock_ms: if m.side == Color::Black {
+                m.clock_ms.map_or(-1, |c| c as i64)
+            } else {
+                -1
+            },
+            time_spent_ms: 0,
+            fen_after: String::new(),
+        })
+        .collect();
+    pb::Game {
+        id: meta.id.clone(),
+        variant: variant_pb(v) as i32,
+        status: status as i32,
+        result: view.result.as_ref().map_or(0, |r| outcome_pb(r.outcome)),
+        result_reason: view.result.as_ref().map_or(0, |r| reason_pb(r.reason)),
+        rule: view
+            .result
+            .as_ref()
+            .and_then(|r| r.rule.clone())
+            .unwrap_or_default(),
+        fen: view.fen.clone(),
+        moves,
+        white_clock_ms: view.white_ms.map_or(-1, |m| m as i64),
+        black_clock_ms: view.black_ms.map_or(-1, |m| m as i64),
+        side_to_move: side_pb(view.side_to_move),
+        last_seq: view.last_seq,
+        white: Some(player_pb(&meta.white)),
+        black: Some(player_pb(&meta.black)),
+        event: meta.event.clone(),
+        round: meta.round.clone(),
+        board: meta.board,
+        time_control: s
+            .settings()
+            .time_control
+            .as_ref()
+            .map(|t| t.to_string())
+            .unwrap_or_default(),
+        settings: Some(settings_pb(s.settings())),
+        clock: clock_pb(s, now),
+        start_fen: crate::notation::write_fen(s.game().start()),
+        pending_draw_offer: view.offer.map(|o| pb::PendingDrawOffer {
+            side: side_pb(o.by),
+            seq: 0,
+            postponed: o.postponed,
+        }),
+        pending_claim: view.claim.as_ref().map(|c| pb::PendingClaim {
+            side: side_pb(c.by),
+            seq: 0,
+            kind: claim_kind_pb(c.kind),
+            written_move: c.written_move.as_ref().map(|m| pb::Move {
+                notation: m.clone(),
+                path: Vec::new(),
+                captured: Vec::new(),
+            }),
+        }),
+        pending_irregularities: view
+            .irregularity
+            .iter()
+            .map(|i| pb::PendingIrregularity {
+                seq: 0,
+                kind: irregularity_pb(i.kind),
+                side: side_pb(i.side),
+                rule: String::new(),
+            })
+            .collect(),
+        warnings: view
+            .warnings
+            .iter()
+            .map(|w| pb::Warning {
+                side: side_pb(w.side),
+                reason: w.reason.clone(),
+                rule: w.rule.clone().unwrap_or_default(),
+                seq: 0,
+            })
+            .collect(),
+        created_at: None,
+        started_at: None,
+        finished_at: None,
+    }
+}
+
+fn irregularity_pb(k: IrregularityKind) -> i32 {
+    (match k {
+        IrregularityKind::IllegalMove => pb::IrregularityKind::IllegalMove,
+        IrregularityKind::TouchMove => pb::IrregularityKind::TouchMove,
+        IrregularityKind::OutOfTurn => pb::IrregularityKind::MoveOutOfTurn,
+        IrregularityKind::WrongRemoval => pb::IrregularityKind::WrongRemoval,
+        IrregularityKind::PressBeforeRemoval => pb::IrregularityKind::ClockPressBeforeRemoval,
+        IrregularityKind::PressWithoutMove => pb::IrregularityKind::ClockPressWithoutMove,
+    }) as i32
+}
+
+fn actor_pb(a: &Actor) -> pb::Actor {
+    let (kind, id, side) = match a {
+        Actor::Player(c) => (pb::ActorKind::Player, String::new(), side_pb(*c)),
+        Actor::Arbiter(id) => (pb::ActorKind::Arbiter, id.clone(), 0),
+        Actor::Board(id) => (pb::ActorKind::Board, id.clone(), 0),
+        Actor::System => (pb::ActorKind::System, String::new(), 0),
+    };
+    pb::Actor {
+        kind: kind as i32,
+        id,
+        side,
+    }
+}
+
+/// A recorded event as the API streams it. `session` is the game after the event (for
+/// clock snapshots); `game_id` names the game.
+pub fn event_pb(e: &GameEvent, game_id: &str, variant: Variant) -> pb::GameEvent {
+    use pb::game_event::Kind;
+    let kind = match &e.kind {
+        EventKind::GameCreated {
+            settings,
+            start_fen,
+        } => Kind::GameCreated(pb::GameCreated {
+            variant: variant_pb(settings.variant) as i32,
+            time_control: settings
+                .time_control
+                .as_ref()
+                .map(|t| t.to_string())
+                .unwrap_or_default(),
+            white: None,
+            black: None,
+            event: String::new(),
+            round: String::new(),
+            board: 0,
+            start_fen: start_fen.clone(),
+            settings: Some(settings_pb(settings)),
+        }),
+        EventKind::GameStarted => Kind::GameStarted(pb::GameStarted { clock: None }),
+        EventKind::MovePlayed {
+            side,
+            notation,
+            path,
+            captured,
+            source,
+            fen_after,
+        } => Kind::MovePlayed(pb::MovePlayed {
+            r#move: Some(move_pb(variant, notation, path, captured)),
+            side: side_pb(*side),
+            move_number: 0,
+            fen_after: fen_after.clone(),
+            clock: None,
+            time_spent_ms: 0,
+            source: (match source {
+                MoveSource::Digital => pb::MoveSource::Digital,
+                MoveSource::Board => pb::MoveSource::Board,
+                MoveSource::Snapshot => pb::MoveSource::Snapshot,
+                MoveSource::WrittenClaim => pb::MoveSource::WrittenClaim,
+            }) as i32,
+        }),
+        EventKind::ClockPressed {
+            side,
+            white_ms,
+            black_ms,
+        } => Kind::ClockPressed(pb::ClockPressed {
+            side: side_pb(*side),
+            clock: Some(pb::ClockSnapshot {
+                state: pb::ClockState::Running as i32,
+                running_side: side_pb(!*side),
+                white_ms: *white_ms as i64,
+                black_ms: *black_ms as i64,
+                read_at: ts(e.at.mono_ms as i64),
+                white_period: 0,
+                black_period: 0,
+            }),
+            board_time_ms: 0,
+        }),
+        EventKind::ClockChanged { op, reason } => match op {
+            crate::clock::ClockOp::Pause { .. } => Kind::ClocksPaused(pb::ClocksPaused {
+                reason: reason.clone().unwrap_or_default(),
+                clock: None,
+            }),
+            crate::clock::ClockOp::Resume { .. } => {
+                Kind::ClocksResumed(pb::ClocksResumed { clock: None })
+            }
+            crate::clock::ClockOp::SetRemaining {
+                side, remaining, ..
+            } => Kind::ClockAdjusted(pb::ClockAdjusted {
+                side: side_pb(*side),
+                change: Some(pb::clock_adjusted::Change::SetRemainingMs(
+                    *remaining as i64,
+                )),
+                reason: reason.clone().unwrap_or_default(),
+                clock: None,
+            }),
+            crate::clock::ClockOp::AddTime { side, amount, .. } => {
+                Kind::ClockAdjusted(pb::ClockAdjusted {
+                    side: side_pb(*side),
+                    change: Some(pb::clock_adjusted::Change::AddMs(*amount as i64)),
+                    reason: reason.clone().unwrap_or_default(),
+                    clock: None,
+                })
+            }
+            crate::clock::ClockOp::SubtractTime { side, amount, .. } => {
+                Kind::ClockAdjusted(pb::ClockAdjusted {
+                    side: side_pb(*side),
+                    change: Some(pb::clock_adjusted::Change::AddMs(-(*amount as i64))),
+                    reason: reason.clone().unwrap_or_default(),
+                    clock: None,
+                })
+            }
+            _ => Kind::ClockState(pb::ClockStateChanged { clock: None }),
+        },
+        EventKind::TimeCalled { side } => Kind::TimeCalled(pb::TimeCalled {
+            side: side_pb(*side),
+        }),
+        EventKind::PieceTouched {
+            square,
+            binding,
+            immovable,
+        } => Kind::PieceTouched(pb::PieceTouched {
+            square: *square,
+            side: 0,
+            binding: *binding,
+            board_time_ms: 0,
+            immovable: *immovable,
+        }),
+        EventKind::PieceLifted { square } => Kind::PieceLifted(pb::PieceLifted {
+            square: *square,
+            board_time_ms: 0,
+        }),
+        EventKind::PiecePlaced { square } => Kind::PiecePlaced(pb::PiecePlaced {
+            square: *square,
+            board_time_ms: 0,
+        }),
+        EventKind::PieceReleased { square } => Kind::PieceReleased(pb::PieceReleased {
+            square: *square,
+            board_time_ms: 0,
+        }),
+        EventKind::AdjustAnnounced { side } => Kind::AdjustAnnounced(pb::AdjustAnnounced {
+            side: side_pb(*side),
+            board_time_ms: 0,
+        }),
+        EventKind::RemovalComplete { side } => Kind::RemovalComplete(pb::RemovalComplete {
+            side: side_pb(*side),
+        }),
+        EventKind::DrawOffered { side, timing } => Kind::DrawOffered(pb::DrawOffered {
+            side: side_pb(*side),
+            timing: (match timing {
+                OfferTiming::AfterOwnMove => pb::DrawOfferTiming::AfterOwnMove,
+                OfferTiming::DuringOpponentsTurn => pb::DrawOfferTiming::DuringOpponentsTurn,
+                OfferTiming::BeforeOwnMove => pb::DrawOfferTiming::BeforeOwnMove,
+            }) as i32,
+        }),
+        EventKind::DrawOfferAnswered {
+            side,
+            response,
+            by_move,
+        } => match response {
+            OfferResponse::Accept => Kind::DrawOfferAccepted(pb::DrawOfferAccepted {
+                side: side_pb(*side),
+            }),
+            OfferResponse::Decline => Kind::DrawOfferDeclined(pb::DrawOfferDeclined {
+                side: side_pb(*side),
+                by_move: *by_move,
+            }),
+            OfferResponse::Postpone => Kind::DrawOfferPostponed(pb::DrawOfferPostponed {
+                side: side_pb(*side),
+            }),
+        },
+        EventKind::ClaimMade {
+            side,
+            kind,
+            written_move,
+            correct,
+        } => Kind::DrawClaimed(pb::DrawClaimed {
+            side: side_pb(*side),
+            kind: claim_kind_pb(*kind),
+            written_move: written_move.as_ref().map(|m| pb::Move {
+                notation: m.clone(),
+                path: Vec::new(),
+                captured: Vec::new(),
+            }),
+            checked_correct: *correct,
+        }),
+        EventKind::ClaimDecided { upheld } => Kind::ClaimDecided(pb::ClaimDecided {
+            side: 0,
+            claim_seq: 0,
+            ruling: if *upheld {
+                pb::ClaimRuling::Correct as i32
+            } else {
+                pb::ClaimRuling::Incorrect as i32
+            },
+        }),
+        EventKind::Irregularity {
+            side,
+            kind,
+            detail,
+            retake_with,
+        } => Kind::IrregularityFlagged(pb::IrregularityFlagged {
+            kind: irregularity_pb(*kind),
+            side: side_pb(*side),
+            description: detail.clone(),
+            squares: Vec::new(),
+            official_fen: String::new(),
+            retake_with: retake_with.unwrap_or(0),
+        }),
+        EventKind::IrregularityResolved { ruling, fen } => {
+            Kind::IrregularityRuled(pb::IrregularityRuled {
+                irregularity_seq: 0,
+                ruling: match ruling {
+                    Some(crate::game::Ruling::Stands) => pb::IrregularityRuling::Stands as i32,
+                    Some(crate::game::Ruling::Corrected) | None => {
+                        pb::IrregularityRuling::Corrected as i32
+                    }
+                },
+                fen_after: fen.clone(),
+                reason: if ruling.is_none() {
+                    "the board was put back".into()
+                } else {
+                    String::new()
+                },
+            })
+        }
+        EventKind::Warning { side, reason } => Kind::WarningIssued(pb::WarningIssued {
+            side: side_pb(*side),
+            reason: reason.clone(),
+            count: 0,
+        }),
+        EventKind::DrawConditionReached => Kind::DrawConditionReached(pb::DrawConditionReached {
+            mode: pb::DrawMode::Referred as i32,
+            description: e.rule.clone().unwrap_or_default(),
+        }),
+        EventKind::FortyMoveCountStarted { side } => {
+            Kind::FortyMoveCountStarted(pb::FortyMoveCountStarted {
+                side: side_pb(*side),
+            })
+        }
+        EventKind::PositionSet { fen } => Kind::PositionSet(pb::PositionSet {
+            fen: fen.clone(),
+            reason: String::new(),
+        }),
+        EventKind::Outage {
+            from_ms,
+            until_ms,
+            charged,
+        } => Kind::OutageRecorded(pb::OutageRecorded {
+            last_seen: ts(*from_ms as i64),
+            resumed_at: ts(*until_ms as i64),
+            duration_ms: until_ms.saturating_sub(*from_ms) as i64,
+            charged: *charged,
+            clock: None,
+        }),
+        EventKind::GameEnded {
+            outcome,
+            reason,
+            note,
+        } => Kind::GameFinished(pb::GameFinished {
+            result: outcome_pb(*outcome),
+            reason: reason_pb(*reason),
+            explanation: note.clone().unwrap_or_default(),
+            clock: None,
+        }),
+    };
+    pb::GameEvent {
+        seq: e.seq,
+        server_time: ts(e.at.wall.timestamp_millis()),
+        actor: Some(actor_pb(&e.actor)),
+        rule: e.rule.clone().unwrap_or_default(),
+        game_id: game_id.to_string(),
+        monotonic_ms: e.at.mono_ms as i64,
+        kind: Some(kind),
+    }
+}

@@ -1,0 +1,440 @@
+//! The games the server judges: one [`Session`] per game behind a lock, its durable log,
+//! its live fan-out to watchers, and its timer.
+//!
+//! Every command on a game runs under that game's lock: the session decides on a copy,
+//! the events are appended to the store (durable when the append returns), and only then
+//! does the copy become the game's state and are the events broadcast. A failed append
+//! leaves the game as it was, so nothing unacknowledged is ever half-applied.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{Mutex, Notify, RwLock, broadcast};
+
+use crate::game::{Actor, Command, GameError, GameEvent, GameSettings, Now, Session};
+use crate::store::{EventStore, GameFilter, GameRecord, StoreError};
+
+/// A player as the game record names them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerInfo {
+    /// Name as on the scoresheet.
+    pub name: String,
+    /// FMJD id, if any.
+    pub fmjd_id: String,
+    /// Federation code.
+    pub federation: String,
+    /// Rating.
+    pub rating: u32,
+}
+
+/// What the server knows of a game besides its log (kept in the store's metadata row).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameMeta {
+    /// The game's id.
+    pub id: String,
+    /// Tournament name.
+    pub event: String,
+    /// Round.
+    pub round: String,
+    /// Board number in the round.
+    pub board: u32,
+    /// White.
+    pub white: PlayerInfo,
+    /// Black.
+    pub black: PlayerInfo,
+}
+
+/// Why the registry refused.
+#[derive(Debug)]
+pub enum RegistryError {
+    /// No such game.
+    NotFound(String),
+    /// The game refused the command.
+    Game(GameError),
+    /// The caller's `expected_seq` is stale.
+    Stale {
+        /// What the caller expected.
+        expected: u64,
+        /// The game's last seq.
+        actual: u64,
+    },
+    /// The event log failed; nothing was applied.
+    Store(StoreError),
+    /// A stored log does not replay.
+    Corrupt(String),
+}
+
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegistryError::NotFound(id) => write!(f, "game '{id}' not found"),
+            RegistryError::Game(e) => write!(f, "{e}"),
+            RegistryError::Stale { expected, actual } => write!(
+                f,
+                "expected_seq {expected} is stale: the game's last event is {actual}"
+            ),
+            RegistryError::Store(e) => write!(f, "event log: {e}"),
+            RegistryError::Corrupt(e) => write!(f, "stored game does not replay: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+impl From<StoreError> for RegistryError {
+    fn from(e: StoreError) -> RegistryError {
+        RegistryError::Store(e)
+    }
+}
+
+/// One game in memory.
+pub struct GameHandle {
+    /// Its metadata.
+    pub meta: GameMeta,
+    state: Mutex<Session>,
+    events: broadcast::Sender<Arc<GameEvent>>,
+    wake: Notify,
+}
+
+impl GameHandle {
+    /// A copy of the session now.
+    pub async fn session(&self) -> Session {
+        self.state.lock().await.clone()
+    }
+
+    /// Subscribes to the events recorded from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<GameEvent>> {
+        self.events.subscribe()
+    }
+
+    /// How many watchers are subscribed.
+    pub fn watchers(&self) -> usize {
+        self.events.receiver_count()
+    }
+}
+
+/// A monotonic millisecond timeline that continues across restarts: wall-clock
+/// milliseconds at start-up plus the monotonic time elapsed since.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeline {
+    wall_ms: u64,
+    anchor: Instant,
+}
+
+impl Timeline {
+    /// Starts the timeline now.
+    pub fn start() -> Timeline {
+        Timeline {
+            wall_ms: u64::try_from(Utc::now().timestamp_millis()).unwrap_or(0),
+            anchor: Instant::now(),
+        }
+    }
+
+    /// The current instant, never before `not_before`.
+    pub fn now(&self, not_before: u64) -> Now {
+        let mono = self.wall_ms + self.anchor.elapsed().as_millis() as u64;
+        let mono = mono.max(not_before);
+        Now {
+            mono_ms: mono,
+            wall: DateTime::<Utc>::from_timestamp_millis(mono as i64).unwrap_or_default(),
+        }
+    }
+
+    /// The tokio instant of a timeline millisecond.
+    fn instant(&self, ms: u64) -> tokio::time::Instant {
+        let offset = Duration::from_millis(ms.saturating_sub(self.wall_ms));
+        tokio::time::Instant::from_std(self.anchor + offset)
+    }
+}
+
+/// All games, their store and their timers.
+pub struct Registry {
+    store: Arc<dyn EventStore>,
+    games: RwLock<HashMap<String, Arc<GameHandle>>>,
+    timeline: Timeline,
+    charge_outage: bool,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+impl Registry {
+    /// A registry over a store.
+    pub fn new(store: Arc<dyn EventStore>, charge_outage: bool) -> Arc<Registry> {
+        Arc::new(Registry {
+            store,
+            games: RwLock::new(HashMap::new()),
+            timeline: Timeline::start(),
+            charge_outage,
+            next_id: std::sync::atomic::AtomicU64::new(0),
+        })
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn EventStore> {
+        &self.store
+    }
+
+    fn encode(events: &[GameEvent]) -> Vec<Vec<u8>> {
+        events
+            .iter()
+            .map(|e| serde_json::to_vec(e).expect("events serialise"))
+            .collect()
+    }
+
+    fn new_id(&self) -> String {
+        let n = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let t = self.timeline.now(0).mono_ms;
+        format!("g{t:x}{n:04x}")
+    }
+
+    /// Creates a game: its metadata row and its first event, durably.
+    ///
+    /// # Errors
+    /// A bad start position, or the store failing.
+    pub async fn create(
+        self: &Arc<Self>,
+        mut meta: GameMeta,
+        settings: GameSettings,
+        start_fen: Option<&str>,
+        actor: Actor,
+    ) -> Result<Arc<GameHandle>, RegistryError> {
+        if meta.id.is_empty() {
+            meta.id = self.new_id();
+        }
+        let now = self.timeline.now(0);
+        let (session, first) =
+            Session::create(settings, start_fen, actor, now).map_err(RegistryError::Game)?;
+        let record = GameRecord {
+            game_id: meta.id.clone(),
+            created_at_ms: now.mono_ms as i64,
+            event: meta.event.clone(),
+            round: meta.round.clone(),
+            board: meta.board,
+            finished: false,
+            metadata_json: serde_json::to_string(&meta).expect("metadata serialises"),
+        };
+        self.store.create_game(record).await?;
+        self.store
+            .append(&meta.id, 1, Self::encode(std::slice::from_ref(&first)))
+            .await?;
+        let handle = self.insert(meta, session).await;
+        Ok(handle)
+    }
+
+    async fn insert(self: &Arc<Self>, meta: GameMeta, session: Session) -> Arc<GameHandle> {
+        let (tx, _) = broadcast::channel(1024);
+        let handle = Arc::new(GameHandle {
+            meta,
+            state: Mutex::new(session),
+            events: tx,
+            wake: Notify::new(),
+        });
+        self.games
+            .write()
+            .await
+            .insert(handle.meta.id.clone(), handle.clone());
+        self.spawn_timer(handle.clone());
+        handle
+    }
+
+    /// A game by id, loaded from the store if it is not in memory.
+    ///
+    /// # Errors
+    /// Not found, or its log does not replay.
+    pub async fn game(self: &Arc<Self>, id: &str) -> Result<Arc<GameHandle>, RegistryError> {
+        if let Some(h) = self.games.read().await.get(id) {
+            return Ok(h.clone());
+        }
+        let record = self
+            .store
+            .get_game(id)
+            .await?
+            .ok_or_else(|| RegistryError::NotFound(id.to_string()))?;
+        let session = self.load_session(id).await?;
+        let meta = meta_of(&record);
+        // Another request may have loaded it meanwhile: keep the first.
+        if let Some(h) = self.games.read().await.get(id) {
+            return Ok(h.clone());
+        }
+        Ok(self.insert(meta, session).await)
+    }
+
+    async fn load_session(&self, id: &str) -> Result<Session, RegistryError> {
+        let stored = self.store.load(id, 1).await?;
+        let events: Vec<GameEvent> = stored
+            .iter()
+            .map(|e| serde_json::from_slice(&e.payload))
+            .collect::<Result<_, _>>()
+            .map_err(|e| RegistryError::Corrupt(format!("{id}: {e}")))?;
+        Session::replay(&events).map_err(|e| RegistryError::Corrupt(format!("{id}: {e}")))
+    }
+
+    /// The games matching a filter, with their metadata.
+    ///
+    /// # Errors
+    /// The store failing.
+    pub async fn list(&self, filter: &GameFilter) -> Result<Vec<GameMeta>, RegistryError> {
+        Ok(self
+            .store
+            .list_games(filter)
+            .await?
+            .iter()
+            .map(meta_of)
+            .collect())
+    }
+
+    /// Runs a command on a game: records time's own events first (flags, "Time!"), then
+    /// the command's. Everything returned is durable.
+    ///
+    /// # Errors
+    /// The game refuses (nothing changed), `expected_seq` is stale, or the store fails
+    /// (nothing changed).
+    pub async fn command(
+        self: &Arc<Self>,
+        id: &str,
+        actor: &Actor,
+        cmd: Command,
+        expected_seq: Option<u64>,
+    ) -> Result<Vec<Arc<GameEvent>>, RegistryError> {
+        let handle = self.game(id).await?;
+        let mut state = handle.state.lock().await;
+        if let Some(expected) = expected_seq
+            && expected != 0
+            && expected != state.last_seq()
+        {
+            return Err(RegistryError::Stale {
+                expected,
+                actual: state.last_seq(),
+            });
+        }
+        let now = self.timeline.now(0);
+        let now = Now {
+            mono_ms: now.mono_ms.max(state.last_ms()),
+            ..now
+        };
+        let mut ticked = state.clone();
+        let mut events = ticked.tick(now);
+        let mut next = ticked.clone();
+        let outcome = next.handle(actor, cmd, now);
+        let (keep, result) = match outcome {
+            Ok(ev) => {
+                events.extend(ev);
+                (next, Ok(()))
+            }
+            Err(e) => (ticked, Err(RegistryError::Game(e))),
+        };
+        let recorded = self.commit(&handle, &mut state, keep, events).await?;
+        result.map(|()| recorded)
+    }
+
+    /// Appends `events` (already applied to `next`) durably, then makes `next` the game's
+    /// state and tells the watchers.
+    async fn commit(
+        &self,
+        handle: &GameHandle,
+        state: &mut Session,
+        next: Session,
+        events: Vec<GameEvent>,
+    ) -> Result<Vec<Arc<GameEvent>>, RegistryError> {
+        if events.is_empty() {
+            return Ok(Vec::new());
+        }
+        let was_finished = state.result().is_some();
+        self.store
+            .append(&handle.meta.id, state.last_seq() + 1, Self::encode(&events))
+            .await?;
+        *state = next;
+        if !was_finished && state.result().is_some() {
+            self.store.update_game(&handle.meta.id, true, None).await?;
+        }
+        let events: Vec<Arc<GameEvent>> = events.into_iter().map(Arc::new).collect();
+        for e in &events {
+            // No receiver is fine: nobody is watching.
+            let _ = handle.events.send(e.clone());
+        }
+        handle.wake.notify_one();
+        Ok(events)
+    }
+
+    /// Records what time has done in a game (the timer's job).
+    async fn tick(&self, handle: &GameHandle) -> Result<(), RegistryError> {
+        let mut state = handle.state.lock().await;
+        let now = self.timeline.now(state.last_ms());
+        let mut next = state.clone();
+        let events = next.tick(now);
+        self.commit(handle, &mut state, next, events).await?;
+        Ok(())
+    }
+
+    /// One task per game sleeps until the session's next deadline (a flag, a "Time!"
+    /// call) and records it, so a flag falls with nobody sending anything. A command
+    /// wakes it to re-read the deadline.
+    fn spawn_timer(self: &Arc<Self>, handle: Arc<GameHandle>) {
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let deadline = handle.state.lock().await.next_deadline();
+                let at = match (deadline, weak.upgrade()) {
+                    (_, None) => return,
+                    (None, Some(_)) => None,
+                    (Some(ms), Some(registry)) => Some(registry.timeline.instant(ms)),
+                };
+                match at {
+                    None => handle.wake.notified().await,
+                    Some(at) => {
+                        tokio::select! {
+                            () = tokio::time::sleep_until(at) => {
+                                let Some(registry) = weak.upgrade() else { return };
+                                if let Err(e) = registry.tick(&handle).await {
+                                    tracing::warn!(game = %handle.meta.id, error = %e, "timer");
+                                    tokio::time::sleep(Duration::from_millis(200)).await;
+                                }
+                            }
+                            () = handle.wake.notified() => {}
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /// Loads every unfinished game, records the outage since its last event (by default
+    /// not charged to the side on move) and re-arms its timer. Returns how many games.
+    ///
+    /// # Errors
+    /// The store failing or a log that does not replay.
+    pub async fn recover(self: &Arc<Self>) -> Result<usize, RegistryError> {
+        let records = self.store.unfinished_games().await?;
+        let n = records.len();
+        for record in records {
+            let session = self.load_session(&record.game_id).await?;
+            let handle = self.insert(meta_of(&record), session).await;
+            let mut state = handle.state.lock().await;
+            let now = self.timeline.now(state.last_ms());
+            let mut next = state.clone();
+            let mut events = next.record_outage(now, self.charge_outage);
+            events.extend(next.tick(now));
+            self.commit(&handle, &mut state, next, events).await?;
+        }
+        Ok(n)
+    }
+
+    /// How many games are in memory.
+    pub async fn loaded(&self) -> usize {
+        self.games.read().await.len()
+    }
+}
+
+fn meta_of(record: &GameRecord) -> GameMeta {
+    serde_json::from_str(&record.metadata_json).unwrap_or_else(|_| GameMeta {
+        id: record.game_id.clone(),
+        event: record.event.clone(),
+        round: record.round.clone(),
+        board: record.board,
+        ..GameMeta::default()
+    })
+}
