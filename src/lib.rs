@@ -3,10 +3,12 @@
 //! Layers, each depending only on the ones below it:
 //! - [`rules`]: pure rules of every variant (boards, move generation, draw counters);
 //! - [`notation`]: squares, moves, FEN and PDN, read and written;
-//! - [`store`]: the durable event log (SQLite with group commit, or in memory).
+//! - [`store`]: the durable event log (SQLite with group commit, or in memory);
+//! - [`api`]: the gRPC contract (generated protobuf types).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod api;
 pub mod cli;
 pub mod notation;
 pub mod rules;
