@@ -5,6 +5,8 @@
 //! - [`notation`]: squares, moves, FEN and PDN, read and written;
 //! - [`clock`]: time controls and clock arithmetic, driven by explicit instants;
 //! - [`game`]: the arbiter session, one deterministic judge per game.
+//! - [`store`]: the durable event log (SQLite with group commit, or in memory);
+//! - [`api`]: the gRPC contract (generated protobuf types).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -1,0 +1,94 @@
+//! What can go wrong in the event store.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// An event store failure.
+///
+/// Cloneable because one failed group commit answers every caller in its batch with the
+/// same error.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// `append` was called with a stale or future sequence number; nothing was written.
+    Conflict {
+        /// The next seq the caller expected the log to take.
+        expected: u64,
+        /// The next seq the log actually takes (its last seq + 1).
+        actual: u64,
+    },
+    /// No game with this id.
+    GameNotFound(String),
+    /// A game with this id already exists.
+    GameExists(String),
+    /// `append` was given no events.
+    EmptyAppend,
+    /// The store was closed (or its writer stopped); nothing was written.
+    Closed,
+    /// The database was written by a newer version of this program.
+    Schema {
+        /// The schema version found in the file.
+        found: i64,
+        /// The newest schema version this program knows.
+        supported: i64,
+    },
+    /// A stored row breaks an invariant (a negative seq, a board number out of range...).
+    Corrupt(String),
+    /// The database engine failed (I/O error, disk full, locked...).
+    Database(Arc<dyn std::error::Error + Send + Sync>),
+    /// A file-system operation failed (creating the data directory).
+    Io(Arc<std::io::Error>),
+}
+
+impl StoreError {
+    /// Wraps a database engine error.
+    pub fn database(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StoreError::Database(Arc::new(error))
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Conflict { expected, actual } => {
+                write!(
+                    f,
+                    "seq conflict: expected next seq {expected}, actual next seq {actual}"
+                )
+            }
+            StoreError::GameNotFound(id) => write!(f, "game '{id}' not found"),
+            StoreError::GameExists(id) => write!(f, "game '{id}' already exists"),
+            StoreError::EmptyAppend => f.write_str("no events to append"),
+            StoreError::Closed => f.write_str("store is closed"),
+            StoreError::Schema { found, supported } => write!(
+                f,
+                "database schema version {found} is newer than this program's {supported}"
+            ),
+            StoreError::Corrupt(what) => write!(f, "corrupt store: {what}"),
+            StoreError::Database(e) => write!(f, "database: {e}"),
+            StoreError::Io(e) => write!(f, "io: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Database(e) => Some(e.as_ref()),
+            StoreError::Io(e) => Some(e.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::database(e)
+    }
+}
+
+impl From<std::io::Error> for StoreError {
+    fn from(e: std::io::Error) -> Self {
+        StoreError::Io(Arc::new(e))
+    }
+}

@@ -1,0 +1,105 @@
+//! The event log: every game's events, durably recorded before anyone is told about them.
+//!
+//! A game's state is the fold of its events, so the log is the only thing that must
+//! survive a crash. The store keeps events as opaque payloads (the serde JSON of the
+//! domain events) under a dense per-game sequence number, plus one metadata row per game
+//! so the server can list games and find the unfinished ones at start without replaying.
+//!
+//! - [`SqliteStore`]: the embedded default. WAL, `synchronous=FULL`, one writer thread
+//!   doing group commit: an append is fsynced before its future resolves.
+//! - [`MemoryStore`]: the same semantics without durability, for tests.
+
+mod error;
+mod memory;
+mod record;
+mod schema;
+mod sqlite;
+mod writer;
+
+use async_trait::async_trait;
+
+pub use error::StoreError;
+pub use memory::MemoryStore;
+pub use record::{GameFilter, GameRecord, StoredEvent, sort_games};
+pub use sqlite::{SqliteOptions, SqliteStore};
+
+/// A durable, append-only log of game events plus a table of games.
+///
+/// Every method is atomic: it either does all it says or nothing. Stores are shared
+/// (`Arc<dyn EventStore>`) between the RPC handlers, so all methods take `&self`.
+#[async_trait]
+pub trait EventStore: Send + Sync {
+    /// Adds a game's metadata row. Its log starts empty (next seq 1).
+    ///
+    /// # Errors
+    /// [`StoreError::GameExists`] if the id is taken; backend failures.
+    async fn create_game(&self, record: GameRecord) -> Result<(), StoreError>;
+
+    /// Marks a game finished (or not) and, if `metadata_json` is given, replaces its
+    /// metadata.
+    ///
+    /// # Errors
+    /// [`StoreError::GameNotFound`]; backend failures.
+    async fn update_game(
+        &self,
+        game_id: &str,
+        finished: bool,
+        metadata_json: Option<String>,
+    ) -> Result<(), StoreError>;
+
+    /// A game's metadata row, if the game exists.
+    ///
+    /// # Errors
+    /// Backend failures.
+    async fn get_game(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError>;
+
+    /// Appends events to a game's log, giving them the seqs `expected_next_seq`,
+    /// `expected_next_seq + 1`, ...; returns the last seq written.
+    ///
+    /// When this returns `Ok` the events are durable (on disk, fsynced, for durable
+    /// stores). The check and the write are one atomic step: if the log's next seq is not
+    /// `expected_next_seq` nothing is written and the caller learns the actual next seq.
+    ///
+    /// # Errors
+    /// [`StoreError::Conflict`] on a seq mismatch, [`StoreError::GameNotFound`],
+    /// [`StoreError::EmptyAppend`], [`StoreError::Closed`]; backend failures (then nothing
+    /// was written either).
+    async fn append(
+        &self,
+        game_id: &str,
+        expected_next_seq: u64,
+        payloads: Vec<Vec<u8>>,
+    ) -> Result<u64, StoreError>;
+
+    /// A game's events with `seq >= from_seq`, in seq order. `from_seq` 0 or 1 loads the
+    /// whole log; to resume after the last seen seq `s`, pass `s + 1`.
+    ///
+    /// # Errors
+    /// [`StoreError::GameNotFound`]; backend failures.
+    async fn load(&self, game_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>, StoreError>;
+
+    /// The seq of a game's last event (0 when its log is empty).
+    ///
+    /// # Errors
+    /// [`StoreError::GameNotFound`]; backend failures.
+    async fn last_seq(&self, game_id: &str) -> Result<u64, StoreError>;
+
+    /// Games passing `filter`, ordered as [`sort_games`] orders them (by event, round,
+    /// board).
+    ///
+    /// # Errors
+    /// Backend failures.
+    async fn list_games(&self, filter: &GameFilter) -> Result<Vec<GameRecord>, StoreError>;
+
+    /// Every game not yet finished: the games to rebuild at start.
+    ///
+    /// # Errors
+    /// Backend failures.
+    async fn unfinished_games(&self) -> Result<Vec<GameRecord>, StoreError> {
+        self.list_games(&GameFilter {
+            unfinished_only: true,
+            ..GameFilter::default()
+        })
+        .await
+    }
+}

@@ -1,0 +1,86 @@
+//! The SQLite schema and its versions (`PRAGMA user_version`).
+//!
+//! Each entry of [`MIGRATIONS`] takes the schema from version `i` to `i + 1`; a database
+//! is brought up to date in one transaction when it is opened. Never edit a released
+//! migration: add a new one.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::StoreError;
+
+/// Migration `i` upgrades version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 -> 1: games and events.
+    "
+    CREATE TABLE games (
+        game_id       TEXT    NOT NULL PRIMARY KEY,
+        created_at_ms INTEGER NOT NULL,
+        event         TEXT    NOT NULL,
+        round         TEXT    NOT NULL,
+        board         INTEGER NOT NULL,
+        finished      INTEGER NOT NULL DEFAULT 0,
+        metadata_json TEXT    NOT NULL
+    ) STRICT;
+    CREATE INDEX games_by_event ON games (event, round, board);
+
+    -- WITHOUT ROWID clusters a game's events together in seq order: loading a game
+    -- is one range scan, and MAX(seq) one index seek.
+    CREATE TABLE events (
+        game_id       TEXT    NOT NULL REFERENCES games (game_id),
+        seq           INTEGER NOT NULL CHECK (seq >= 1),
+        written_at_ms INTEGER NOT NULL,
+        payload       BLOB    NOT NULL,
+        PRIMARY KEY (game_id, seq)
+    ) STRICT, WITHOUT ROWID;
+    ",
+];
+
+/// The schema version this program writes.
+pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Sets the connection options every connection uses.
+pub fn configure(conn: &Connection) -> Result<(), StoreError> {
+    // A reader may briefly wait for the writer's checkpoint; the writer for a reader in
+    // another process. Five seconds is far beyond any legitimate wait.
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    Ok(())
+}
+
+/// Puts the writer connection in WAL mode with full fsync and migrates the schema.
+pub fn prepare_writer(conn: &mut Connection) -> Result<(), StoreError> {
+    configure(conn)?;
+    // WAL: readers never block the writer and vice versa; a commit is one sequential
+    // append to the WAL file.
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Corrupt(format!(
+            "journal mode is '{mode}', wal refused"
+        )));
+    }
+    // FULL: the WAL is fsynced at every commit, so an acknowledged append survives a
+    // power cut, not just a process crash (NORMAL would only sync at checkpoints).
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    migrate(conn)
+}
+
+/// Brings the schema up to [`CURRENT_VERSION`].
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    // IMMEDIATE so that two processes opening a fresh file do not both migrate.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version > CURRENT_VERSION {
+        return Err(StoreError::Schema {
+            found: version,
+            supported: CURRENT_VERSION,
+        });
+    }
+    let from = usize::try_from(version)
+        .map_err(|_| StoreError::Corrupt(format!("negative schema version {version}")))?;
+    for sql in &MIGRATIONS[from..] {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", CURRENT_VERSION)?;
+    tx.commit()?;
+    Ok(())
+}

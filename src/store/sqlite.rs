@@ -1,0 +1,325 @@
+//! The embedded SQLite event store.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
+use tokio::sync::{mpsc, oneshot};
+
+use super::writer::{self, Op, Reply, Request, from_sql_seq, to_sql_seq};
+use super::{EventStore, GameFilter, GameRecord, StoreError, StoredEvent, schema, sort_games};
+
+/// Tuning for [`SqliteStore`].
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    /// The most requests the writer puts in one transaction; bounds the latency a batch
+    /// adds to its last member.
+    pub max_batch: usize,
+    /// How many requests may wait for the writer before `append` itself waits
+    /// (backpressure instead of unbounded memory).
+    pub queue_capacity: usize,
+    /// How many idle read connections to keep.
+    pub max_idle_readers: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            max_batch: 1024,
+            queue_capacity: 4096,
+            max_idle_readers: 4,
+        }
+    }
+}
+
+/// The embedded event store: one SQLite file in WAL mode with `synchronous=FULL`.
+///
+/// All writes go through one writer thread doing group commit (see the `writer` module);
+/// reads use a small pool of separate connections on the blocking thread pool, which WAL
+/// lets run while the writer commits. Clones share the same writer and pool.
+///
+/// Reads need a tokio runtime (they run on its blocking pool); writes only need the
+/// writer thread, which [`SqliteStore::open`] starts.
+#[derive(Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    tx: mpsc::Sender<Request>,
+    readers: Arc<ReaderPool>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the store at `path` with default options. Blocks briefly: it
+    /// opens the file, migrates the schema and starts the writer thread.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] if the directory cannot be created, [`StoreError::Schema`] if
+    /// the file is from a newer version, [`StoreError::Database`] otherwise.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, SqliteOptions::default())
+    }
+
+    /// Opens (or creates) the store at `path` with the given options.
+    ///
+    /// # Errors
+    /// As [`SqliteStore::open`].
+    pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut conn = Connection::open(&path)?;
+        schema::prepare_writer(&mut conn)?;
+
+        let (tx, rx) = mpsc::channel(options.queue_capacity.max(1));
+        let max_batch = options.max_batch.max(1);
+        std::thread::Builder::new()
+            .name("store-writer".into())
+            .spawn(move || writer::run(conn, rx, max_batch))?;
+
+        let readers = Arc::new(ReaderPool {
+            path: path.clone(),
+            idle: Mutex::new(Vec::new()),
+            max_idle: options.max_idle_readers,
+        });
+        Ok(SqliteStore {
+            inner: Arc::new(Inner { path, tx, readers }),
+        })
+    }
+
+    /// The database file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Commits everything queued, checkpoints the WAL into the database file and stops
+    /// the writer; later writes fail with [`StoreError::Closed`]. Every acknowledged
+    /// append is already durable, so closing is about a tidy file, not about safety.
+    ///
+    /// # Errors
+    /// [`StoreError::Closed`] if already closed; a failed checkpoint.
+    pub async fn close(&self) -> Result<(), StoreError> {
+        let (reply, rx) = oneshot::channel();
+        self.submit(Op::Close, Reply::Unit(reply)).await?;
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    async fn submit(&self, op: Op, reply: Reply) -> Result<(), StoreError> {
+        self.inner
+            .tx
+            .send(Request { op, reply })
+            .await
+            .map_err(|_| StoreError::Closed)
+    }
+
+    async fn write_unit(&self, op: Op) -> Result<(), StoreError> {
+        let (reply, rx) = oneshot::channel();
+        self.submit(op, Reply::Unit(reply)).await?;
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let pool = Arc::clone(&self.inner.readers);
+        tokio::task::spawn_blocking(move || pool.with(f))
+            .await
+            .map_err(StoreError::database)?
+    }
+}
+
+#[async_trait]
+impl EventStore for SqliteStore {
+    async fn create_game(&self, record: GameRecord) -> Result<(), StoreError> {
+        self.write_unit(Op::CreateGame(record)).await
+    }
+
+    async fn update_game(
+        &self,
+        game_id: &str,
+        finished: bool,
+        metadata_json: Option<String>,
+    ) -> Result<(), StoreError> {
+        self.write_unit(Op::UpdateGame {
+            game_id: game_id.to_string(),
+            finished,
+            metadata_json,
+        })
+        .await
+    }
+
+    async fn get_game(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
+        let game_id = game_id.to_string();
+        self.read(move |conn| {
+            conn.prepare_cached(&format!("{SELECT_GAMES} WHERE game_id = ?1"))?
+                .query_row([game_id], game_row)
+                .optional()?
+                .transpose()
+        })
+        .await
+    }
+
+    async fn append(
+        &self,
+        game_id: &str,
+        expected_next_seq: u64,
+        payloads: Vec<Vec<u8>>,
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        let (reply, rx) = oneshot::channel();
+        let op = Op::Append {
+            game_id: game_id.to_string(),
+            expected_next_seq,
+            payloads,
+        };
+        self.submit(op, Reply::Seq(reply)).await?;
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    async fn load(&self, game_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>, StoreError> {
+        let game_id = game_id.to_string();
+        self.read(move |conn| {
+            // Past i64::MAX there is nothing to load: an empty range, not an error.
+            let from = to_sql_seq(from_seq).unwrap_or(i64::MAX);
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, written_at_ms, payload FROM events
+                 WHERE game_id = ?1 AND seq >= ?2 ORDER BY seq",
+            )?;
+            let rows = stmt.query_map(rusqlite::params![game_id, from], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Vec<u8>>(2)?,
+                ))
+            })?;
+            let mut events = Vec::new();
+            for row in rows {
+                let (seq, written_at_ms, payload) = row?;
+                events.push(StoredEvent {
+                    game_id: game_id.clone(),
+                    seq: from_sql_seq(seq)?,
+                    payload,
+                    written_at_ms,
+                });
+            }
+            if events.is_empty() && !writer::game_exists(conn, &game_id)? {
+                return Err(StoreError::GameNotFound(game_id));
+            }
+            Ok(events)
+        })
+        .await
+    }
+
+    async fn last_seq(&self, game_id: &str) -> Result<u64, StoreError> {
+        let game_id = game_id.to_string();
+        self.read(move |conn| writer::last_seq(conn, &game_id))
+            .await
+    }
+
+    async fn list_games(&self, filter: &GameFilter) -> Result<Vec<GameRecord>, StoreError> {
+        let filter = filter.clone();
+        self.read(move |conn| {
+            let mut stmt = conn.prepare_cached(&format!(
+                "{SELECT_GAMES}
+                 WHERE (?1 IS NULL OR event = ?1) AND (?2 IS NULL OR round = ?2)
+                   AND (?3 = 0 OR finished = 0)"
+            ))?;
+            let rows = stmt.query_map(
+                rusqlite::params![filter.event, filter.round, filter.unfinished_only],
+                game_row,
+            )?;
+            let mut games = Vec::new();
+            for row in rows {
+                games.push(row??);
+            }
+            // Sorted in Rust with the same function as MemoryStore, so both list alike
+            // (SQL cannot order "3.10" after "3.2").
+            sort_games(&mut games);
+            Ok(games)
+        })
+        .await
+    }
+}
+
+const SELECT_GAMES: &str =
+    "SELECT game_id, created_at_ms, event, round, board, finished, metadata_json FROM games";
+
+/// Reads a `games` row; the inner result reports an out-of-range board.
+fn game_row(r: &Row<'_>) -> rusqlite::Result<Result<GameRecord, StoreError>> {
+    let game_id: String = r.get(0)?;
+    let board: i64 = r.get(4)?;
+    let Ok(board) = u32::try_from(board) else {
+        return Ok(Err(StoreError::Corrupt(format!(
+            "game '{game_id}' has board {board}"
+        ))));
+    };
+    Ok(Ok(GameRecord {
+        game_id,
+        created_at_ms: r.get(1)?,
+        event: r.get(2)?,
+        round: r.get(3)?,
+        board,
+        finished: r.get(5)?,
+        metadata_json: r.get(6)?,
+    }))
+}
+
+/// Read-only connections, reused between reads.
+struct ReaderPool {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+    max_idle: usize,
+}
+
+impl ReaderPool {
+    /// Runs `f` on an idle connection (or a new one) and keeps the connection for later.
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => self.open()?,
+        };
+        let result = f(&conn);
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < self.max_idle {
+            idle.push(conn);
+        }
+        result
+    }
+
+    fn open(&self) -> Result<Connection, StoreError> {
+        // Read-write flags (not READ_ONLY) because a WAL reader may need to create the
+        // shared-memory index; `query_only` makes writes through it impossible instead.
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        schema::configure(&conn)?;
+        conn.pragma_update(None, "query_only", true)?;
+        Ok(conn)
+    }
+}
