@@ -1,0 +1,638 @@
+//! The real server on 127.0.0.1:0 with a real tonic client: a full game, a repetition
+//! claim, the draw-offer rules, refusals that change nothing, the role matrix, and watch
+//! streams with concurrent moves.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::arbiter_service_client::ArbiterServiceClient;
+use draughts_arbiter::api::pb::broadcast_service_client::BroadcastServiceClient;
+use draughts_arbiter::api::pb::game_service_client::GameServiceClient;
+use draughts_arbiter::api::pb::rules_service_client::RulesServiceClient;
+use draughts_arbiter::rules::Color;
+use draughts_arbiter::server::auth::{Role, TokenConfig};
+use draughts_arbiter::server::config::{Config, FileConfig};
+use draughts_arbiter::server::run::run;
+use draughts_arbiter::store::MemoryStore;
+use tokio_stream::StreamExt;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Request};
+
+struct Server {
+    channel: Channel,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn start(tokens: Vec<TokenConfig>) -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let file = FileConfig {
+        tokens,
+        ..FileConfig::default()
+    };
+    let config = Config::resolve(file, Some(addr), None, true, None, None, false).expect("config");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let store = Arc::new(MemoryStore::new());
+        run(&config, store, listener, async {
+            let _ = stopped.await;
+        })
+        .await
+        .expect("server runs");
+    });
+    let endpoint = Endpoint::from_shared(format!("http://{addr}")).expect("url");
+    for _ in 0..100 {
+        if let Ok(channel) = endpoint.connect().await {
+            return Server {
+                channel,
+                _stop: stop,
+            };
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("server did not come up");
+}
+
+fn req<T>(token: Option<&str>, msg: T) -> Request<T> {
+    let mut r = Request::new(msg);
+    if let Some(t) = token {
+        r.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {t}").parse().expect("header"),
+        );
+    }
+    r
+}
+
+fn create(fen: &str, tc: &str, event: &str, id: &str) -> pb::CreateGameRequest {
+    pb::CreateGameRequest {
+        variant: pb::Variant::Russian as i32,
+        time_control: tc.into(),
+        white: Some(pb::Player {
+            name: "Ann".into(),
+            ..Default::default()
+        }),
+        black: Some(pb::Player {
+            name: "Bob".into(),
+            ..Default::default()
+        }),
+        event: event.into(),
+        round: "1".into(),
+        board: 1,
+        start_fen: fen.into(),
+        settings: None,
+        game_id: id.into(),
+    }
+}
+
+fn side(c: Color) -> i32 {
+    match c {
+        Color::White => pb::Side::White as i32,
+        Color::Black => pb::Side::Black as i32,
+    }
+}
+
+async fn new_game(s: &Server, fen: &str) -> String {
+    let mut games = GameServiceClient::new(s.channel.clone());
+    let g = games
+        .create_game(create(fen, "10m+5s", "Open", ""))
+        .await
+        .expect("create")
+        .into_inner();
+    games
+        .start_game(pb::StartGameRequest {
+            game_id: g.id.clone(),
+            expected_seq: 0,
+        })
+        .await
+        .expect("start");
+    g.id
+}
+
+async fn play(
+    s: &Server,
+    id: &str,
+    c: Color,
+    mv: &str,
+) -> Result<pb::SubmitMoveResponse, tonic::Status> {
+    GameServiceClient::new(s.channel.clone())
+        .submit_move(pb::SubmitMoveRequest {
+            game_id: id.into(),
+            r#move: mv.into(),
+            expected_seq: 0,
+            side: side(c),
+        })
+        .await
+        .map(|r| r.into_inner())
+}
+
+#[tokio::test]
+async fn a_full_game_to_a_result() {
+    let s = start(vec![]).await;
+    let id = new_game(&s, "").await;
+    for (c, m) in [
+        (Color::White, "c3-d4"),
+        (Color::Black, "b6-c5"),
+        (Color::White, "d4:b6"),
+        (Color::Black, "a7:c5"),
+        (Color::White, "g3-f4"),
+    ] {
+        play(&s, &id, c, m).await.expect("legal move");
+    }
+    let r = GameServiceClient::new(s.channel.clone())
+        .resign(pb::ResignRequest {
+            game_id: id.clone(),
+            side: side(Color::Black),
+            expected_seq: 0,
+        })
+        .await
+        .expect("resign")
+        .into_inner();
+    let g = r.game.expect("game");
+    assert_eq!(g.status, pb::GameStatus::Finished as i32);
+    assert_eq!(g.result, pb::GameResult::WhiteWins as i32);
+    assert_eq!(g.result_reason, pb::ResultReason::Resignation as i32);
+    assert_eq!(g.rule, "RU 1.8");
+    assert_eq!(g.moves.len(), 5);
+    let after = play(&s, &id, Color::Black, "b6-a5")
+        .await
+        .expect_err("game over");
+    assert_eq!(after.code(), Code::FailedPrecondition);
+    let pdn = BroadcastServiceClient::new(s.channel.clone())
+        .export_pdn(pb::ExportPdnRequest {
+            game_id: id,
+            ..Default::default()
+        })
+        .await
+        .expect("pdn")
+        .into_inner()
+        .pdn;
+    assert!(
+        pdn.contains("1. c3-d4 b6-c5 2. d4:b6 a7:c5 3. g3-f4 1-0"),
+        "{pdn}"
+    );
+}
+
+#[tokio::test]
+async fn a_game_ends_when_a_side_has_no_pieces() {
+    let s = start(vec![]).await;
+    let id = new_game(&s, "W:Wc3:Bd4").await;
+    let r = play(&s, &id, Color::White, "c3:e5").await.expect("capture");
+    let g = r.game.expect("game");
+    assert_eq!(g.result, pb::GameResult::WhiteWins as i32);
+    assert_eq!(g.result_reason, pb::ResultReason::NoPieces as i32);
+}
+
+#[tokio::test]
+async fn ru_1_9_2_repetition_claim_over_the_network() {
+    let s = start(vec![]).await;
+    let id = new_game(&s, "W:WKc1,e3,g3,h2,f2:BKh8,b6,d6,c7").await;
+    for _ in 0..2 {
+        for (c, m) in [
+            (Color::White, "c1-d2"),
+            (Color::Black, "h8-g7"),
+            (Color::White, "d2-c1"),
+            (Color::Black, "g7-h8"),
+        ] {
+            play(&s, &id, c, m).await.expect("legal");
+        }
+    }
+    let r = GameServiceClient::new(s.channel.clone())
+        .claim_draw(pb::ClaimDrawRequest {
+            game_id: id,
+            side: side(Color::White),
+            written_move: String::new(),
+            kind: pb::DrawClaimKind::Repetition as i32,
+            expected_seq: 0,
+        })
+        .await
+        .expect("claim")
+        .into_inner();
+    let g = r.game.expect("game");
+    assert_eq!(g.result, pb::GameResult::Draw as i32);
+    assert_eq!(g.result_reason, pb::ResultReason::Repetition as i32);
+    assert_eq!(g.rule, "RU 1.9.2");
+}
+
+#[tokio::test]
+async fn ru_1_9_6_draw_offer_rules_over_the_network() {
+    let s = start(vec![]).await;
+    let id = new_game(&s, "").await;
+    let mut games = GameServiceClient::new(s.channel.clone());
+    play(&s, &id, Color::White, "c3-d4").await.expect("move");
+    // White offers while Black's clock runs: valid, and White is warned (RU 1.9.4).
+    let r = games
+        .offer_draw(pb::OfferDrawRequest {
+            game_id: id.clone(),
+            side: side(Color::White),
+            expected_seq: 0,
+        })
+        .await
+        .expect("offer")
+        .into_inner();
+    assert!(r.events.iter().any(|e| e.rule == "RU 1.9.4"));
+    games
+        .respond_to_draw_offer(pb::RespondToDrawOfferRequest {
+            game_id: id.clone(),
+            side: side(Color::Black),
+            response: pb::DrawResponse::Decline as i32,
+            expected_seq: 0,
+        })
+        .await
+        .expect("decline");
+    let again = games
+        .offer_draw(pb::OfferDrawRequest {
+            game_id: id.clone(),
+            side: side(Color::White),
+            expected_seq: 0,
+        })
+        .await
+        .expect_err("RU 1.9.6");
+    assert_eq!(again.code(), Code::FailedPrecondition);
+    assert!(again.message().contains("RU 1.9.6"), "{}", again.message());
+}
+
+#[tokio::test]
+async fn refusals_name_the_rule_or_field_and_change_nothing() {
+    let s = start(vec![]).await;
+    let id = new_game(&s, "").await;
+    let mut games = GameServiceClient::new(s.channel.clone());
+    let before = games
+        .get_game(pb::GetGameRequest {
+            game_id: id.clone(),
+        })
+        .await
+        .expect("get")
+        .into_inner();
+    let wrong_turn = play(&s, &id, Color::Black, "b6-a5")
+        .await
+        .expect_err("wrong turn");
+    assert_eq!(wrong_turn.code(), Code::FailedPrecondition);
+    assert!(
+        wrong_turn.message().contains("RU 1.4.1"),
+        "{}",
+        wrong_turn.message()
+    );
+    let illegal = play(&s, &id, Color::White, "c3-e5")
+        .await
+        .expect_err("illegal");
+    assert_eq!(illegal.code(), Code::FailedPrecondition);
+    assert!(
+        illegal.message().contains("RU 1.4"),
+        "{}",
+        illegal.message()
+    );
+    let malformed = play(&s, &id, Color::White, "z9-q1")
+        .await
+        .expect_err("malformed");
+    assert_eq!(malformed.code(), Code::InvalidArgument);
+    let empty = play(&s, &id, Color::White, "").await.expect_err("empty");
+    assert_eq!(empty.code(), Code::InvalidArgument);
+    assert!(empty.message().contains("move"));
+    let stale = games
+        .submit_move(pb::SubmitMoveRequest {
+            game_id: id.clone(),
+            r#move: "c3-d4".into(),
+            expected_seq: 1,
+            side: side(Color::White),
+        })
+        .await
+        .expect_err("stale");
+    assert_eq!(stale.code(), Code::Aborted);
+    let missing = play(&s, "no-such-game", Color::White, "c3-d4")
+        .await
+        .expect_err("missing");
+    assert_eq!(missing.code(), Code::NotFound);
+    let bad_fen = games
+        .create_game(create("W:W99:B1", "", "Open", ""))
+        .await
+        .expect_err("fen");
+    assert_eq!(bad_fen.code(), Code::InvalidArgument);
+    assert!(
+        bad_fen.message().contains("start_fen"),
+        "{}",
+        bad_fen.message()
+    );
+    let after = games
+        .get_game(pb::GetGameRequest { game_id: id })
+        .await
+        .expect("get")
+        .into_inner();
+    assert_eq!(after.last_seq, before.last_seq);
+    assert_eq!(after.fen, before.fen);
+}
+
+#[tokio::test]
+async fn legal_moves_are_sorted_with_paths() {
+    let s = start(vec![]).await;
+    let r = RulesServiceClient::new(s.channel.clone())
+        .legal_moves(pb::LegalMovesRequest {
+            variant: pb::Variant::Russian as i32,
+            fen: "W:WKe1:Ba3,b4,d2,d4,f2,f4".into(),
+        })
+        .await
+        .expect("moves")
+        .into_inner();
+    let n: Vec<&str> = r.moves.iter().map(|m| m.notation.as_str()).collect();
+    assert_eq!(n, ["e1:c3:a5", "e1:c3:e5:g3:e1", "e1:g3:e5:c3:a5"]);
+    assert_eq!(r.moves[0].path, [31, 22, 13]);
+    assert_eq!(r.moves[0].captured, [26, 17]);
+    let e = RulesServiceClient::new(s.channel.clone())
+        .legal_moves(pb::LegalMovesRequest {
+            variant: 0,
+            fen: String::new(),
+        })
+        .await
+        .expect_err("variant required");
+    assert_eq!(e.code(), Code::InvalidArgument);
+}
+
+/// Every RPC × every role: `true` = allowed (the call may still fail on game rules, but
+/// never with UNAUTHENTICATED / PERMISSION_DENIED).
+#[tokio::test]
+async fn role_matrix() {
+    let tokens = vec![
+        TokenConfig {
+            token: "arb".into(),
+            role: Role::Arbiter {
+                event: Some("Open".into()),
+            },
+        },
+        TokenConfig {
+            token: "cup".into(),
+            role: Role::Arbiter {
+                event: Some("Cup".into()),
+            },
+        },
+        TokenConfig {
+            token: "brd".into(),
+            role: Role::Board { game: "g1".into() },
+        },
+        TokenConfig {
+            token: "wht".into(),
+            role: Role::Player {
+                game: "g1".into(),
+                side: Color::White,
+            },
+        },
+        TokenConfig {
+            token: "blk".into(),
+            role: Role::Player {
+                game: "g1".into(),
+                side: Color::Black,
+            },
+        },
+        TokenConfig {
+            token: "vw".into(),
+            role: Role::Viewer,
+        },
+    ];
+    let s = start(tokens).await;
+    let mut g = GameServiceClient::new(s.channel.clone());
+    g.create_game(req(Some("arb"), create("", "10m", "Open", "g1")))
+        .await
+        .expect("arbiter creates");
+    g.start_game(req(
+        Some("arb"),
+        pb::StartGameRequest {
+            game_id: "g1".into(),
+            expected_seq: 0,
+        },
+    ))
+    .await
+    .expect("arbiter starts");
+    let roles = ["arb", "cup", "brd", "wht", "blk", "vw", "none"];
+    type Rpc = &'static str;
+    let rpcs: [Rpc; 11] = [
+        "LegalMoves",
+        "GetGame",
+        "ListGames",
+        "CreateGame",
+        "StartGame",
+        "SubmitMove(white)",
+        "SubmitMove(black)",
+        "OfferDraw(black)",
+        "PauseClocks",
+        "IssueWarning",
+        "WatchGame",
+    ];
+    let expected = |role: &str, rpc: &str| -> bool {
+        match (role, rpc) {
+            ("none", _) => false,
+            (_, "LegalMoves" | "GetGame" | "ListGames" | "WatchGame") => true,
+            ("arb", _) => true,
+            ("wht", "SubmitMove(white)") => true,
+            ("blk", "SubmitMove(black)" | "OfferDraw(black)") => true,
+            _ => false,
+        }
+    };
+    let mut table = String::from("role\\rpc");
+    for r in &rpcs {
+        table.push_str(&format!(" | {r}"));
+    }
+    for role in roles {
+        let token = (role != "none").then_some(role);
+        table.push_str(&format!("\n{role}"));
+        for rpc in rpcs {
+            let mut g = GameServiceClient::new(s.channel.clone());
+            let mut a = ArbiterServiceClient::new(s.channel.clone());
+            let result: Result<(), tonic::Status> = match rpc {
+                "LegalMoves" => RulesServiceClient::new(s.channel.clone())
+                    .legal_moves(req(
+                        token,
+                        pb::LegalMovesRequest {
+                            variant: 1,
+                            fen: String::new(),
+                        },
+                    ))
+                    .await
+                    .map(|_| ()),
+                "GetGame" => g
+                    .get_game(req(
+                        token,
+                        pb::GetGameRequest {
+                            game_id: "g1".into(),
+                        },
+                    ))
+                    .await
+                    .map(|_| ()),
+                "ListGames" => g
+                    .list_games(req(token, pb::ListGamesRequest::default()))
+                    .await
+                    .map(|_| ()),
+                "CreateGame" => g
+                    .create_game(req(token, create("", "", "Open", &format!("x-{role}"))))
+                    .await
+                    .map(|_| ()),
+                "StartGame" => g
+                    .start_game(req(
+                        token,
+                        pb::StartGameRequest {
+                            game_id: "g1".into(),
+                            expected_seq: 0,
+                        },
+                    ))
+                    .await
+                    .map(|_| ()),
+                "SubmitMove(white)" => g
+                    .submit_move(req(
+                        token,
+                        pb::SubmitMoveRequest {
+                            game_id: "g1".into(),
+                            r#move: "z9".into(),
+                            expected_seq: 0,
+                            side: side(Color::White),
+                        },
+                    ))
+                    .await
+                    .map(|_| ()),
+                "SubmitMove(black)" => g
+                    .submit_move(req(
+                        token,
+                        pb::SubmitMoveRequest {
+                            game_id: "g1".into(),
+                            r#move: "z9".into(),
+                            expected_seq: 0,
+                            side: side(Color::Black),
+                        },
+                    ))
+                    .await
+                    .map(|_| ()),
+                "OfferDraw(black)" => g
+                    .offer_draw(req(
+                        token,
+                        pb::OfferDrawRequest {
+                            game_id: "g1".into(),
+                            side: side(Color::Black),
+                            expected_seq: 1,
+                        },
+                    ))
+                    .await
+                    .map(|_| ()),
+                "PauseClocks" => a
+                    .pause_clocks(req(
+                        token,
+                        pb::PauseClocksRequest {
+                            game_id: "g1".into(),
+                            reason: String::new(),
+                        },
+                    ))
+                    .await
+                    .map(|_| ()),
+                "IssueWarning" => a
+                    .issue_warning(req(
+                        token,
+                        pb::IssueWarningRequest {
+                            game_id: "g1".into(),
+                            side: side(Color::White),
+                            reason: String::new(),
+                            rule: String::new(),
+                        },
+                    ))
+                    .await
+                    .map(|_| ()),
+                "WatchGame" => BroadcastServiceClient::new(s.channel.clone())
+                    .watch_game(req(
+                        token,
+                        pb::WatchGameRequest {
+                            game_id: "g1".into(),
+                            from_seq: 0,
+                        },
+                    ))
+                    .await
+                    .map(|_| ()),
+                _ => unreachable!(),
+            };
+            let allowed = !matches!(
+                result.as_ref().map_err(|e| e.code()),
+                Err(Code::Unauthenticated | Code::PermissionDenied)
+            );
+            if role == "none" {
+                assert_eq!(
+                    result.as_ref().map_err(|e| e.code()).err(),
+                    Some(Code::Unauthenticated),
+                    "{rpc}"
+                );
+            }
+            assert_eq!(
+                allowed,
+                expected(role, rpc),
+                "role {role}, {rpc}: {result:?}"
+            );
+            table.push_str(if allowed { " | allowed" } else { " | denied" });
+        }
+    }
+    eprintln!("{table}");
+}
+
+#[tokio::test]
+async fn watch_from_zero_and_from_the_middle_while_moves_arrive() {
+    let s = start(vec![]).await;
+    let id = new_game(&s, "W:WKc1,e3,g3,h2,f2:BKh8,b6,d6,c7").await;
+    let cycle = [
+        (Color::White, "c1-d2"),
+        (Color::Black, "h8-g7"),
+        (Color::White, "d2-c1"),
+        (Color::Black, "g7-h8"),
+    ];
+    // Three moves first, so "the middle" exists.
+    for (c, m) in &cycle[..3] {
+        play(&s, &id, *c, m).await.expect("legal");
+    }
+    let mut b = BroadcastServiceClient::new(s.channel.clone());
+    let from_zero = b
+        .watch_game(pb::WatchGameRequest {
+            game_id: id.clone(),
+            from_seq: 0,
+        })
+        .await
+        .expect("watch")
+        .into_inner();
+    let from_five = b
+        .watch_game(pb::WatchGameRequest {
+            game_id: id.clone(),
+            from_seq: 5,
+        })
+        .await
+        .expect("watch")
+        .into_inner();
+    // Keep moving concurrently: 20 more moves (the repetition is only claimable).
+    let mover = {
+        let s_channel = s.channel.clone();
+        let id = id.clone();
+        tokio::spawn(async move {
+            let mut games = GameServiceClient::new(s_channel);
+            for i in 3..23 {
+                let (c, m) = cycle[i % 4];
+                games
+                    .submit_move(pb::SubmitMoveRequest {
+                        game_id: id.clone(),
+                        r#move: m.into(),
+                        expected_seq: 0,
+                        side: side(c),
+                    })
+                    .await
+                    .expect("legal");
+            }
+        })
+    };
+    mover.await.expect("mover");
+    let last = GameServiceClient::new(s.channel.clone())
+        .get_game(pb::GetGameRequest { game_id: id })
+        .await
+        .expect("get")
+        .into_inner()
+        .last_seq;
+    for (stream, from) in [(from_zero, 0u64), (from_five, 5)] {
+        let seqs: Vec<u64> = stream
+            .take((last - from) as usize)
+            .map(|e| e.expect("event").seq)
+            .collect()
+            .await;
+        let want: Vec<u64> = (from + 1..=last).collect();
+        assert_eq!(seqs, want, "from {from}: no gap, no duplicate");
+    }
+}
