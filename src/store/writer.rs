@@ -10,6 +10,8 @@
 //! Why a thread and not a tokio task: rusqlite calls block, and an fsync can take
 //! milliseconds; a dedicated thread never stalls the runtime's workers.
 
+use std::time::{Duration, Instant};
+
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::{mpsc, oneshot};
 
@@ -76,17 +78,23 @@ pub struct Request {
 /// Runs the writer until every sender is dropped or a `Close` arrives.
 pub fn run(mut conn: Connection, mut rx: mpsc::Receiver<Request>, max_batch: usize) {
     let mut batch = Vec::with_capacity(max_batch);
+    // How many callers the last commit answered, and how long it took (see `linger`).
+    let mut last_batch = 1;
+    let mut last_commit = Duration::ZERO;
     while let Some(first) = rx.blocking_recv() {
         batch.push(first);
-        while batch.len() < max_batch {
-            match rx.try_recv() {
-                Ok(request) => batch.push(request),
-                Err(_) => break,
-            }
+        drain(&mut rx, &mut batch, max_batch);
+        if batch.len() < last_batch.min(max_batch) {
+            linger(&mut rx, &mut batch, last_batch.min(max_batch), last_commit);
         }
         let close = batch.iter().position(|r| matches!(r.op, Op::Close));
         match close {
-            None => write_batch(&mut conn, batch.drain(..)),
+            None => {
+                last_batch = batch.len();
+                let started = Instant::now();
+                write_batch(&mut conn, batch.drain(..));
+                last_commit = started.elapsed();
+            }
             Some(i) => {
                 // Requests queued after the Close are refused like those that come later.
                 let rest: Vec<Request> = batch.drain(i + 1..).collect();
@@ -107,6 +115,43 @@ pub fn run(mut conn: Connection, mut rx: mpsc::Receiver<Request>, max_batch: usi
                 return;
             }
         }
+    }
+}
+
+/// Takes whatever is queued, up to `max_batch`.
+fn drain(rx: &mut mpsc::Receiver<Request>, batch: &mut Vec<Request>, max_batch: usize) {
+    while batch.len() < max_batch {
+        match rx.try_recv() {
+            Ok(request) => batch.push(request),
+            Err(_) => break,
+        }
+    }
+}
+
+/// The longest the writer waits for stragglers before committing.
+const MAX_LINGER: Duration = Duration::from_millis(2);
+
+/// Waits briefly for the callers the last commit answered to come back.
+///
+/// Callers answered together by a commit tend to send their next append together; the
+/// first of them wakes the writer a few microseconds before the rest. Committing at once
+/// would split them into a batch of one and a batch of the rest, paying two fsyncs where
+/// one would do. So when fewer requests are queued than the last batch held, the writer
+/// waits for them, but never longer than half the last commit took (capped at
+/// [`MAX_LINGER`]): the wait never costs more than the fsync it saves, and a single game
+/// (last batch of one) never waits at all.
+fn linger(
+    rx: &mut mpsc::Receiver<Request>,
+    batch: &mut Vec<Request>,
+    expected: usize,
+    last_commit: Duration,
+) {
+    let deadline = Instant::now() + (last_commit / 2).min(MAX_LINGER);
+    while batch.len() < expected && Instant::now() < deadline {
+        // Yield rather than sleep: the callers need this CPU to send their requests,
+        // and a sleep would overshoot sub-millisecond deadlines.
+        std::thread::yield_now();
+        drain(rx, batch, expected);
     }
 }
 
@@ -400,6 +445,25 @@ mod tests {
             "b's partial rows rolled back"
         );
         assert_eq!(last_seq(&conn, "a").expect("a"), 2);
+    }
+
+    /// The durability promise rests on these two settings of the writer's connection.
+    #[test]
+    fn the_writer_connection_is_wal_with_full_fsync() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
+        schema::prepare_writer(&mut conn).expect("schema");
+        let mode: String = conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .expect("journal_mode");
+        assert_eq!(mode, "wal");
+        let synchronous: i64 = conn
+            .pragma_query_value(None, "synchronous", |r| r.get(0))
+            .expect("synchronous");
+        assert_eq!(
+            synchronous, 2,
+            "2 = FULL: the WAL is fsynced at every commit"
+        );
     }
 
     #[test]
