@@ -268,8 +268,7 @@ fn claim_kind_pb(k: ClaimKind) -> i32 {
     }) as i32
 }
 
-fn move_pb(variant: Variant, notation: &str, path: &[u32], captured: &[u32]) -> pb::Move {
-    let _ = variant;
+fn move_pb(notation: &str, path: &[u32], captured: &[u32]) -> pb::Move {
     pb::Move {
         notation: notation.to_string(),
         path: path.to_vec(),
@@ -426,9 +425,8 @@ fn actor_pb(a: &Actor) -> pb::Actor {
     }
 }
 
-/// A recorded event as the API streams it. `session` is the game after the event (for
-/// clock snapshots); `game_id` names the game.
-pub fn event_pb(e: &GameEvent, game_id: &str, variant: Variant) -> pb::GameEvent {
+/// A recorded event as the API streams it; `game_id` names the game.
+pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
     use pb::game_event::Kind;
     let kind = match &e.kind {
         EventKind::GameCreated {
@@ -458,7 +456,7 @@ pub fn event_pb(e: &GameEvent, game_id: &str, variant: Variant) -> pb::GameEvent
             source,
             fen_after,
         } => Kind::MovePlayed(pb::MovePlayed {
-            r#move: Some(move_pb(variant, notation, path, captured)),
+            r#move: Some(move_pb(notation, path, captured)),
             side: side_pb(*side),
             move_number: 0,
             fen_after: fen_after.clone(),

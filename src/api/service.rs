@@ -98,10 +98,9 @@ impl Api {
             .command(game_id, &actor, cmd, Some(expected_seq))
             .await
             .map_err(|e| status(&e))?;
-        let variant = handle.session().await.variant();
         let events = events
             .iter()
-            .map(|e| convert::event_pb(e, game_id, variant))
+            .map(|e| convert::event_pb(e, game_id))
             .collect();
         Ok((self.view(&handle).await, events))
     }
@@ -679,10 +678,9 @@ impl Api {
             )
             .await
             .map_err(|e| status(&e))?;
-        let variant = handle.session().await.variant();
         Ok(events
             .iter()
-            .map(|e| convert::event_pb(e, &handle.meta.id, variant))
+            .map(|e| convert::event_pb(e, &handle.meta.id))
             .collect())
     }
 

@@ -42,12 +42,11 @@ pub fn watch(
 ) -> impl Stream<Item = Result<pb::GameEvent, Status>> + Send {
     try_stream! {
         let mut live = handle.subscribe();
-        let variant = handle.session().await.variant();
         let id = handle.meta.id.clone();
         let mut last = from_seq;
         for e in stored_after(&registry, &handle, last).await? {
             last = e.seq;
-            yield event_pb(&e, &id, variant);
+            yield event_pb(&e, &id);
         }
         loop {
             match live.recv().await {
@@ -58,17 +57,17 @@ pub fn watch(
                     if e.seq > last + 1 {
                         for missed in stored_after(&registry, &handle, last).await? {
                             if missed.seq < e.seq {
-                                yield event_pb(&missed, &id, variant);
+                                yield event_pb(&missed, &id);
                             }
                         }
                     }
                     last = e.seq;
-                    yield event_pb(&e, &id, variant);
+                    yield event_pb(&e, &id);
                 }
                 Err(RecvError::Lagged(_)) => {
                     for missed in stored_after(&registry, &handle, last).await? {
                         last = missed.seq;
-                        yield event_pb(&missed, &id, variant);
+                        yield event_pb(&missed, &id);
                     }
                 }
                 Err(RecvError::Closed) => break,

@@ -225,7 +225,13 @@ impl Registry {
         Ok(handle)
     }
 
+    /// Puts a game in memory and arms its timer; if another request loaded the same game
+    /// meanwhile, keeps that one.
     async fn insert(self: &Arc<Self>, meta: GameMeta, session: Session) -> Arc<GameHandle> {
+        let mut games = self.games.write().await;
+        if let Some(existing) = games.get(&meta.id) {
+            return existing.clone();
+        }
         let (tx, _) = broadcast::channel(1024);
         let handle = Arc::new(GameHandle {
             meta,
@@ -233,12 +239,15 @@ impl Registry {
             events: tx,
             wake: Notify::new(),
         });
-        self.games
-            .write()
-            .await
-            .insert(handle.meta.id.clone(), handle.clone());
+        games.insert(handle.meta.id.clone(), handle.clone());
+        drop(games);
         self.spawn_timer(handle.clone());
         handle
+    }
+
+    /// The current instant on the server's timeline.
+    pub fn now(&self) -> Now {
+        self.timeline.now(0)
     }
 
     /// A game by id, loaded from the store if it is not in memory.
@@ -255,12 +264,7 @@ impl Registry {
             .await?
             .ok_or_else(|| RegistryError::NotFound(id.to_string()))?;
         let session = self.load_session(id).await?;
-        let meta = meta_of(&record);
-        // Another request may have loaded it meanwhile: keep the first.
-        if let Some(h) = self.games.read().await.get(id) {
-            return Ok(h.clone());
-        }
-        Ok(self.insert(meta, session).await)
+        Ok(self.insert(meta_of(&record), session).await)
     }
 
     async fn load_session(&self, id: &str) -> Result<Session, RegistryError> {
