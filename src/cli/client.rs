@@ -11,6 +11,13 @@ use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::api::pb;
+
+/// Prints a line; a closed pipe (`| head`) is not an error worth a panic.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
 use crate::api::pb::broadcast_service_client::BroadcastServiceClient;
 use crate::api::pb::game_service_client::GameServiceClient;
 
@@ -244,10 +251,10 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
     let st = |s: tonic::Status| format!("{:?}: {}", s.code(), s.message());
     let print = |g: Option<pb::Game>, events: Vec<pb::GameEvent>| {
         for e in &events {
-            println!("{}", describe(e));
+            outln!("{}", describe(e));
         }
         if let Some(g) = g {
-            println!("{}", show(&g));
+            outln!("{}", show(&g));
         }
     };
     match &args.action {
@@ -291,7 +298,7 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
                 .await
                 .map_err(st)?
                 .into_inner();
-            println!("{}", show(&g));
+            outln!("{}", show(&g));
         }
         GameAction::Start { id } => {
             let r = games
@@ -318,7 +325,7 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
                 .await
                 .map_err(st)?
                 .into_inner();
-            println!("{}", show(&g));
+            outln!("{}", show(&g));
         }
         GameAction::List { event, round } => {
             let r = games
@@ -335,7 +342,7 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
                 .map_err(st)?
                 .into_inner();
             for g in r.games {
-                println!(
+                outln!(
                     "{}\t{}\t{}\t{}\t{}",
                     g.id,
                     g.event,
@@ -473,7 +480,7 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
                 .await
                 .map_err(st)?
                 .into_inner();
-            print!("{}", r.pdn);
+            let _ = write!(std::io::stdout(), "{}", r.pdn);
         }
     }
     Ok(())
