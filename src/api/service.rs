@@ -118,6 +118,20 @@ impl Api {
         Ok(handle.session().await.position().turn())
     }
 
+    /// A player command whose only argument is the side.
+    async fn side_command(
+        &self,
+        role: Role,
+        game_id: &str,
+        side_field: i32,
+        expected_seq: u64,
+        make: impl FnOnce(Color) -> Command,
+    ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
+        let side = self.side_for(&role, side_field, game_id).await?;
+        self.play(role, game_id, side, make(side), expected_seq)
+            .await
+    }
+
     async fn play(
         &self,
         req_role: Role,
@@ -325,15 +339,10 @@ impl pb::game_service_server::GameService for Api {
     ) -> Result<Response<pb::PressClockResponse>, Status> {
         let role = self.role(&req)?;
         let r = req.into_inner();
-        let side = self.side_for(&role, r.side, &r.game_id).await?;
         let pair = self
-            .play(
-                role,
-                &r.game_id,
-                side,
-                Command::PressClock { side },
-                r.expected_seq,
-            )
+            .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
+                Command::PressClock { side }
+            })
             .await?;
         reply!(PressClockResponse, pair)
     }
@@ -344,15 +353,10 @@ impl pb::game_service_server::GameService for Api {
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
         let role = self.role(&req)?;
         let r = req.into_inner();
-        let side = self.side_for(&role, r.side, &r.game_id).await?;
         let pair = self
-            .play(
-                role,
-                &r.game_id,
-                side,
-                Command::OfferDraw { side },
-                r.expected_seq,
-            )
+            .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
+                Command::OfferDraw { side }
+            })
             .await?;
         reply!(OfferDrawResponse, pair)
     }
@@ -396,15 +400,10 @@ impl pb::game_service_server::GameService for Api {
     ) -> Result<Response<pb::ResignResponse>, Status> {
         let role = self.role(&req)?;
         let r = req.into_inner();
-        let side = self.side_for(&role, r.side, &r.game_id).await?;
         let pair = self
-            .play(
-                role,
-                &r.game_id,
-                side,
-                Command::Resign { side },
-                r.expected_seq,
-            )
+            .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
+                Command::Resign { side }
+            })
             .await?;
         reply!(ResignResponse, pair)
     }
