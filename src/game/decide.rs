@@ -1,13 +1,13 @@
 //! Deciding commands: each accepted command becomes events, applied as they are emitted,
 //! so the session after `handle` is exactly the fold of what it returned.
 
-use super::command::{Actor, ArbiterAction, ClaimKind, Command, OfferResponse, Outcome, Ruling};
+use super::command::{Actor, Command, OfferResponse, Outcome};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, GameEvent, MoveSource, Now, OfferTiming};
 use super::session::Session;
 use super::settings::{MoveCountDraws, RepetitionMode};
 use crate::clock::{ClockEvent, ClockOp, FlagCause};
-use crate::notation::fen::{parse_fen, write_fen};
+use crate::notation::fen::write_fen;
 use crate::notation::movetext::{parse_move, write_move_full};
 use crate::notation::square::square_number;
 use crate::rules::variant::DrawRules;
@@ -329,7 +329,7 @@ fn tick_inner(tx: &mut Tx) -> Result<(), GameError> {
     Ok(())
 }
 
-fn running(s: &Session) -> Result<(), GameError> {
+pub(super) fn running(s: &Session) -> Result<(), GameError> {
     if s.result.is_some() {
         return Err(GameError::GameOver);
     }
@@ -356,13 +356,13 @@ fn decide(tx: &mut Tx, cmd: Command) -> Result<(), GameError> {
             offer_draw,
         } => submit_move(tx, side, &notation, offer_draw),
         Command::PressClock { side } => press_clock(tx, side),
-        Command::OfferDraw { side } => offer_draw(tx, side),
-        Command::RespondToOffer { side, response } => respond(tx, side, response),
+        Command::OfferDraw { side } => super::draws::offer_draw(tx, side),
+        Command::RespondToOffer { side, response } => super::draws::respond(tx, side, response),
         Command::ClaimDraw {
             side,
             kind,
             written_move,
-        } => claim(tx, side, kind, written_move.as_deref()),
+        } => super::draws::claim(tx, side, kind, written_move.as_deref()),
         Command::Resign { side } => {
             running(&tx.s)?;
             let rule = cite(&tx.s, "RU 1.8", "FMJD resignation", "EN resignation");
@@ -374,7 +374,7 @@ fn decide(tx: &mut Tx, cmd: Command) -> Result<(), GameError> {
             )
         }
         Command::Board(input) => super::board::board_input(tx, input),
-        Command::Arbiter(action) => arbiter(tx, action),
+        Command::Arbiter(action) => super::arbiter::arbiter(tx, action),
     }
 }
 
@@ -427,7 +427,7 @@ fn submit_move(tx: &mut Tx, side: Color, notation: &str, offer: bool) -> Result<
         ));
     }
     if offer {
-        check_offer_allowed(&tx.s, side)?;
+        super::draws::check_offer_allowed(&tx.s, side)?;
     }
     let press = tx.s.settings.press_on_move && !offer;
     tx.play(&mv, MoveSource::Digital, press)?;
@@ -478,378 +478,4 @@ fn press_clock(tx: &mut Tx, side: Color) -> Result<(), GameError> {
         ));
     }
     tx.press(side)
-}
-
-fn check_offer_allowed(s: &Session, side: Color) -> Result<(), GameError> {
-    running(s)?;
-    if s.offer.is_some() {
-        return Err(GameError::not_allowed(
-            "a draw offer is already pending",
-            "RU 1.9.3",
-        ));
-    }
-    if s.offer_barred == Some(side) {
-        return Err(GameError::not_allowed(
-            format!("{side}'s offer was declined; {} must offer first", !side),
-            "RU 1.9.6",
-        ));
-    }
-    let move_number = s.game.moves().len() as u32 / 2 + 1;
-    if move_number < s.settings.min_move_for_offer {
-        return Err(GameError::not_allowed(
-            format!(
-                "no draw offers before move {}",
-                s.settings.min_move_for_offer
-            ),
-            "event rule",
-        ));
-    }
-    Ok(())
-}
-
-fn offer_draw(tx: &mut Tx, side: Color) -> Result<(), GameError> {
-    check_offer_allowed(&tx.s, side)?;
-    let timing = if tx.s.awaiting_press == Some(side) {
-        OfferTiming::AfterOwnMove
-    } else if tx.s.position().turn() == side {
-        OfferTiming::BeforeOwnMove
-    } else {
-        OfferTiming::DuringOpponentsTurn
-    };
-    let rule = match timing {
-        OfferTiming::AfterOwnMove => "RU 1.9.3",
-        OfferTiming::DuringOpponentsTurn => "RU 1.9.4",
-        OfferTiming::BeforeOwnMove => "RU 1.9.5",
-    };
-    tx.emit(EventKind::DrawOffered { side, timing }, Some(rule))?;
-    if timing == OfferTiming::DuringOpponentsTurn {
-        tx.emit(
-            EventKind::Warning {
-                side,
-                reason: "draw offered while the opponent's clock runs".into(),
-            },
-            Some("RU 1.9.4"),
-        )?;
-    }
-    Ok(())
-}
-
-fn respond(tx: &mut Tx, side: Color, response: OfferResponse) -> Result<(), GameError> {
-    running(&tx.s)?;
-    let offer = tx
-        .s
-        .offer
-        .ok_or_else(|| GameError::not_allowed("there is no draw offer to answer", "RU 1.9.3"))?;
-    if offer.by == side {
-        return Err(GameError::not_allowed(
-            "a player cannot answer their own offer",
-            "RU 1.9.3",
-        ));
-    }
-    match response {
-        OfferResponse::Accept => {
-            tx.emit(
-                EventKind::DrawOfferAnswered {
-                    side,
-                    response,
-                    by_move: false,
-                },
-                Some("RU 1.9.3"),
-            )?;
-            let rule = cite(&tx.s, "RU 1.9.1(a)", "FMJD agreement", "EN agreement");
-            tx.end(Outcome::Draw, EndReason::Agreement, Some(rule), None)
-        }
-        OfferResponse::Decline => tx.emit(
-            EventKind::DrawOfferAnswered {
-                side,
-                response,
-                by_move: false,
-            },
-            Some("RU 1.9.6"),
-        ),
-        OfferResponse::Postpone => {
-            // Only an offer made before the offerer's own move, not yet followed by it.
-            let before_move = offer.timing == OfferTiming::BeforeOwnMove
-                && tx.s.game.moves().len() == offer.ply
-                && !offer.postponed;
-            if !before_move {
-                return Err(GameError::not_allowed(
-                    "only an offer made before the offerer's move may be postponed, once",
-                    "RU 1.9.5",
-                ));
-            }
-            tx.emit(
-                EventKind::DrawOfferAnswered {
-                    side,
-                    response,
-                    by_move: false,
-                },
-                Some("RU 1.9.5"),
-            )
-        }
-    }
-}
-
-fn claim(
-    tx: &mut Tx,
-    side: Color,
-    kind: ClaimKind,
-    written: Option<&str>,
-) -> Result<(), GameError> {
-    running(&tx.s)?;
-    if tx.s.claim.is_some() {
-        return Err(GameError::not_allowed(
-            "a claim is already being decided",
-            "RU 1.9.2",
-        ));
-    }
-    if tx.s.awaiting_press == Some(side) {
-        return Err(GameError::not_allowed(
-            "the move was played on the board: the right to claim this repetition is lost",
-            "RU 1.9.2",
-        ));
-    }
-    if tx.s.position().turn() != side {
-        return Err(GameError::not_allowed(
-            "a draw is claimed by the side to move, before its move",
-            "RU 1.9.2",
-        ));
-    }
-    let (correct, written_mv, rule) = match kind {
-        ClaimKind::Repetition => {
-            let rule = cite(
-                &tx.s,
-                "RU 1.9.2",
-                "FMJD threefold repetition",
-                "EN threefold repetition",
-            );
-            match written {
-                Some(text) => {
-                    let mv = parse_move(text, tx.s.position()).map_err(GameError::IllegalMove)?;
-                    check_history_rules(&tx.s, &mv)?;
-                    let after =
-                        tx.s.position()
-                            .play(&mv)
-                            .map_err(|_| GameError::Invalid("internal: written move".into()))?;
-                    (tx.s.game.occurrences(&after) + 1 >= 3, Some(mv), rule)
-                }
-                None => (tx.s.game.repetitions() >= 3, None, rule),
-            }
-        }
-        ClaimKind::MoveCount => {
-            if written.is_some() {
-                return Err(GameError::Invalid(
-                    "written_move: only a repetition claim has one".into(),
-                ));
-            }
-            let found =
-                tx.s.game
-                    .draws()
-                    .into_iter()
-                    .find(|d| d.mode == DrawMode::Automatic);
-            (found.is_some(), None, found.map_or("RU 1.9.1", |d| d.rule))
-        }
-    };
-    let written_text = written_mv.map(|m| write_move_full(tx.s.position(), &m));
-    tx.emit(
-        EventKind::ClaimMade {
-            side,
-            kind,
-            written_move: written_text,
-            correct,
-        },
-        Some(rule),
-    )?;
-    if tx.s.settings.claims_need_arbiter {
-        // The claimant's clock keeps running until the arbiter rules (RU 1.9.2).
-        return Ok(());
-    }
-    decide_claim(tx, correct)
-}
-
-/// Ends the pending claim: a draw if upheld; otherwise the written move is played and
-/// the game goes on (RU 1.9.2).
-fn decide_claim(tx: &mut Tx, upheld: bool) -> Result<(), GameError> {
-    let claim =
-        tx.s.claim
-            .clone()
-            .ok_or_else(|| GameError::not_allowed("there is no pending claim", "RU 1.9.2"))?;
-    tx.emit(EventKind::ClaimDecided { upheld }, Some("RU 1.9.2"))?;
-    if upheld {
-        let reason = match claim.kind {
-            ClaimKind::Repetition => EndReason::Repetition,
-            ClaimKind::MoveCount => EndReason::MoveCount,
-        };
-        return tx.end(Outcome::Draw, reason, Some("RU 1.9.2"), None);
-    }
-    if let Some(text) = claim.written_move {
-        let mv = parse_move(&text, tx.s.position()).map_err(GameError::IllegalMove)?;
-        let press = tx.s.clock.is_some();
-        tx.play(&mv, MoveSource::WrittenClaim, press)?;
-    }
-    Ok(())
-}
-
-fn arbiter(tx: &mut Tx, action: ArbiterAction) -> Result<(), GameError> {
-    let now = tx.now.mono_ms;
-    let clock_op = |tx: &mut Tx, op: ClockOp, reason: Option<String>| -> Result<(), GameError> {
-        let mut probe =
-            tx.s.clock
-                .clone()
-                .ok_or_else(|| GameError::not_allowed("the game is untimed", "RU 1.8"))?;
-        probe.apply(op)?;
-        tx.emit(EventKind::ClockChanged { op, reason }, None)
-    };
-    match action {
-        ArbiterAction::PauseClocks => {
-            running(&tx.s)?;
-            clock_op(tx, ClockOp::Pause { now }, None)
-        }
-        ArbiterAction::ResumeClocks => {
-            running(&tx.s)?;
-            clock_op(tx, ClockOp::Resume { now }, None)
-        }
-        ArbiterAction::SetTime { side, remaining_ms } => {
-            if tx.s.result.is_some() {
-                return Err(GameError::GameOver);
-            }
-            clock_op(
-                tx,
-                ClockOp::SetRemaining {
-                    side,
-                    remaining: remaining_ms,
-                    now,
-                },
-                None,
-            )
-        }
-        ArbiterAction::AddTime { side, amount_ms } => {
-            if tx.s.result.is_some() {
-                return Err(GameError::GameOver);
-            }
-            clock_op(
-                tx,
-                ClockOp::AddTime {
-                    side,
-                    amount: amount_ms,
-                    now,
-                },
-                None,
-            )
-        }
-        ArbiterAction::Penalty {
-            side,
-            amount_ms,
-            reason,
-        } => {
-            running(&tx.s)?;
-            clock_op(
-                tx,
-                ClockOp::SubtractTime {
-                    side,
-                    amount: amount_ms,
-                    now,
-                },
-                Some(reason),
-            )
-        }
-        ArbiterAction::Warn { side, reason } => {
-            if reason.trim().is_empty() {
-                return Err(GameError::Invalid(
-                    "reason: a warning needs a reason".into(),
-                ));
-            }
-            tx.emit(EventKind::Warning { side, reason }, None)
-        }
-        ArbiterAction::DeclareResult { outcome, reason } => {
-            if reason.trim().is_empty() {
-                return Err(GameError::Invalid("reason: a result needs a reason".into()));
-            }
-            tx.end(
-                outcome,
-                EndReason::ArbiterDecision,
-                Some("RU 1.9.1(b)").filter(|_| outcome == Outcome::Draw),
-                Some(reason),
-            )
-        }
-        ArbiterAction::RuleOnClaim { upheld } => {
-            running(&tx.s)?;
-            decide_claim(tx, upheld)
-        }
-        ArbiterAction::RuleOnIrregularity { ruling } => {
-            running(&tx.s)?;
-            let Some(out) = tx.s.irregularity else {
-                return Err(GameError::not_allowed(
-                    "there is no irregularity to rule on",
-                    "FMJD 5.4",
-                ));
-            };
-            let fen = match ruling {
-                Ruling::Corrected => write_fen(tx.s.position()),
-                Ruling::Stands => {
-                    let mut setup = tx.s.physical.clone();
-                    setup.turn = !out.side;
-                    // A piece still in hand goes back where it came from.
-                    if let Some(h) = &tx.s.hand {
-                        *setup.pieces_mut(h.color) |= h.from.bit();
-                        if h.king {
-                            setup.kings |= h.from.bit();
-                        }
-                    }
-                    let pos = crate::rules::Position::from_setup(&setup).map_err(|e| {
-                        GameError::not_allowed(
-                            format!("the board's position cannot stand: {e}"),
-                            "FMJD 5.4",
-                        )
-                    })?;
-                    write_fen(&pos)
-                }
-            };
-            tx.emit(
-                EventKind::IrregularityResolved {
-                    ruling: Some(ruling),
-                    fen,
-                },
-                Some("FMJD 5.4"),
-            )?;
-            if ruling == Ruling::Stands && tx.s.awaiting_press.is_some() {
-                tx.press(out.side)?;
-            }
-            Ok(())
-        }
-        ArbiterAction::SetPosition { fen } => {
-            if tx.s.result.is_some() {
-                return Err(GameError::GameOver);
-            }
-            let pos = parse_fen(&fen, tx.s.variant()).map_err(GameError::Fen)?;
-            if tx.s.started && tx.s.clock.is_some() && pos.turn() != tx.s.clock_side() {
-                return Err(GameError::not_allowed(
-                    format!(
-                        "the position's side to move must be {}, whose clock runs",
-                        tx.s.clock_side()
-                    ),
-                    "RU 1.4.1",
-                ));
-            }
-            tx.emit(
-                EventKind::PositionSet {
-                    fen: write_fen(&pos),
-                },
-                None,
-            )
-        }
-        ArbiterAction::StartFortyMoveCount { side } => {
-            running(&tx.s)?;
-            if tx.s.variant().rules().draws != DrawRules::English {
-                return Err(GameError::not_allowed(
-                    "the 40-move count is an English rule",
-                    "EN 40-move rule",
-                ));
-            }
-            tx.emit(
-                EventKind::FortyMoveCountStarted { side },
-                Some("EN 40-move rule"),
-            )
-        }
-    }
 }

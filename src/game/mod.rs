@@ -7,9 +7,11 @@
 //! `now` and calls [`Session::tick`] when the timer armed at [`Session::next_deadline`]
 //! fires (and before each command).
 
+mod arbiter;
 mod board;
 mod command;
 mod decide;
+mod draws;
 mod error;
 mod event;
 mod session;
