@@ -415,7 +415,8 @@ impl Registry {
     }
 
     /// Loads every unfinished game, records the outage since its last event (by default
-    /// not charged to the side on move) and re-arms its timer. Returns how many games.
+    /// not charged to the side on move; charged if the server's or the game's settings
+    /// say so) and re-arms its timer. Returns how many games.
     ///
     /// # Errors
     /// The store failing or a log that does not replay.
@@ -432,7 +433,9 @@ impl Registry {
             let mut state = handle.state.lock().await;
             let now = self.timeline.now(state.last_ms());
             let mut next = state.clone();
-            let mut events = next.record_outage(now, self.charge_outage);
+            // The server's setting, or the game's own (GameSettings.charge_outage).
+            let charged = self.charge_outage || next.settings().charge_outage;
+            let mut events = next.record_outage(now, charged);
             events.extend(next.tick(now));
             self.commit(&handle, &mut state, next, events).await?;
         }
@@ -511,6 +514,44 @@ mod tests {
             restarted.game("bare").await,
             Err(RegistryError::NotFound(_))
         ));
+    }
+
+    async fn last_event(store: &MemoryStore, id: &str) -> GameEvent {
+        let events = store.load(id, 1).await.expect("log");
+        serde_json::from_slice(&events.last().expect("an event").payload).expect("event")
+    }
+
+    /// The outage is charged when the game's settings ask for it, not only when the
+    /// server's configuration does.
+    #[tokio::test]
+    async fn recovery_charges_the_outage_as_each_game_is_set() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::new(store.clone(), false);
+        for (id, charged) in [("free", false), ("charged", true)] {
+            let mut settings = GameSettings::new(Variant::Russian);
+            settings.time_control = Some("10m+5s".parse().expect("time control"));
+            settings.charge_outage = charged;
+            registry
+                .create(meta(id), settings, None, arbiter())
+                .await
+                .expect("created");
+            registry
+                .command(id, &arbiter(), Command::Start, None)
+                .await
+                .expect("started");
+        }
+        // The outage must last at least a millisecond to be recorded.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let restarted = Registry::new(store.clone(), false);
+        assert_eq!(restarted.recover().await.expect("recovered"), 2);
+        for (id, charged) in [("free", false), ("charged", true)] {
+            let e = last_event(&store, id).await;
+            assert!(
+                matches!(e.kind, crate::game::EventKind::Outage { charged: c, .. } if c == charged),
+                "{id}: {:?}",
+                e.kind
+            );
+        }
     }
 
     /// Creating a game writes its row and its first event in one step.
