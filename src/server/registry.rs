@@ -428,6 +428,12 @@ impl Registry {
                 tracing::warn!(game = %record.game_id, "game without events skipped: its creation never completed");
                 continue;
             };
+            if session.result().is_some() {
+                // Finished in its log, but the crash came between the last append and
+                // the finished flag: set the flag now so it is listed as finished.
+                self.store.update_game(&record.game_id, true, None).await?;
+                continue;
+            }
             n += 1;
             let handle = self.insert(meta_of(&record), session).await;
             let mut state = handle.state.lock().await;
@@ -552,6 +558,52 @@ mod tests {
                 e.kind
             );
         }
+    }
+
+    /// The game ended in its log but the finished flag was not written (a crash between
+    /// the two writes): recovery writes the flag instead of resuming the game.
+    #[tokio::test]
+    async fn recovery_completes_a_lost_finished_flag() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::new(store.clone(), false);
+        registry
+            .create(
+                meta("g"),
+                GameSettings::new(Variant::Russian),
+                None,
+                arbiter(),
+            )
+            .await
+            .expect("created");
+        registry
+            .command("g", &arbiter(), Command::Start, None)
+            .await
+            .expect("started");
+        registry
+            .command(
+                "g",
+                &arbiter(),
+                Command::Resign {
+                    side: crate::rules::Color::White,
+                },
+                None,
+            )
+            .await
+            .expect("resigned");
+        let last = store.last_seq("g").await.expect("log");
+        store
+            .update_game("g", false, None)
+            .await
+            .expect("flag lost");
+
+        let restarted = Registry::new(store.clone(), false);
+        assert_eq!(restarted.recover().await.expect("recovered"), 0);
+        assert!(store.unfinished_games().await.expect("list").is_empty());
+        assert_eq!(
+            store.last_seq("g").await.expect("log"),
+            last,
+            "nothing recorded for a finished game"
+        );
     }
 
     /// Creating a game writes its row and its first event in one step.
