@@ -280,6 +280,39 @@ async fn duplicate_game_is_refused(store: &dyn EventStore) {
     assert_dense(store, "g", 1).await;
 }
 
+/// A game created with its first events: one step, seqs from 1, the id refused when taken
+/// (and nothing written then), an empty first log refused.
+async fn game_created_with_its_first_events(store: &dyn EventStore) {
+    assert_eq!(
+        store
+            .create_game_with_events(game("g", "Open", "1", 1), payloads("g", 1, 2))
+            .await
+            .expect("created"),
+        2
+    );
+    assert_dense(store, "g", 2).await;
+    let err = store
+        .create_game_with_events(game("g", "Other", "9", 9), payloads("g", 3, 1))
+        .await
+        .expect_err("duplicate");
+    assert!(
+        matches!(err, StoreError::GameExists(ref id) if id == "g"),
+        "{err}"
+    );
+    assert_dense(store, "g", 2).await;
+    let err = store
+        .create_game_with_events(game("h", "Open", "1", 2), Vec::new())
+        .await
+        .expect_err("empty log");
+    assert!(matches!(err, StoreError::EmptyAppend), "{err}");
+    assert!(store.get_game("h").await.expect("get").is_none());
+    assert_eq!(
+        store.append("g", 3, payloads("g", 3, 1)).await.expect("3"),
+        3
+    );
+    assert_dense(store, "g", 3).await;
+}
+
 /// Several writers race on ONE game, each re-reading the last seq on conflict: every
 /// successful append gets its own seqs and the log stays dense.
 async fn racing_writers_on_one_game(store: Arc<dyn EventStore>) {
@@ -351,6 +384,7 @@ for_both_stores!(
     games_are_listed_by_event_and_round_in_board_order,
     unfinished_games_and_updates,
     duplicate_game_is_refused,
+    game_created_with_its_first_events,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

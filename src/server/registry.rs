@@ -217,9 +217,10 @@ impl Registry {
             finished: false,
             metadata_json: serde_json::to_string(&meta).expect("metadata serialises"),
         };
-        self.store.create_game(record).await?;
+        // One atomic write: a crash between a bare game row and its first event would
+        // leave a log that does not replay, and recovery would refuse to start.
         self.store
-            .append(&meta.id, 1, Self::encode(std::slice::from_ref(&first)))
+            .create_game_with_events(record, Self::encode(std::slice::from_ref(&first)))
             .await?;
         let handle = self.insert(meta, session).await;
         Ok(handle)
@@ -263,18 +264,29 @@ impl Registry {
             .get_game(id)
             .await?
             .ok_or_else(|| RegistryError::NotFound(id.to_string()))?;
-        let session = self.load_session(id).await?;
+        let session = self
+            .load_session(id)
+            .await?
+            .ok_or_else(|| RegistryError::NotFound(id.to_string()))?;
         Ok(self.insert(meta_of(&record), session).await)
     }
 
-    async fn load_session(&self, id: &str) -> Result<Session, RegistryError> {
+    /// Rebuilds a game from its log; `None` for a game row without events, left by a
+    /// creation that never completed (older versions wrote the row and the first event
+    /// separately): it was never acknowledged, so it does not exist.
+    async fn load_session(&self, id: &str) -> Result<Option<Session>, RegistryError> {
         let stored = self.store.load(id, 1).await?;
+        if stored.is_empty() {
+            return Ok(None);
+        }
         let events: Vec<GameEvent> = stored
             .iter()
             .map(|e| serde_json::from_slice(&e.payload))
             .collect::<Result<_, _>>()
             .map_err(|e| RegistryError::Corrupt(format!("{id}: {e}")))?;
-        Session::replay(&events).map_err(|e| RegistryError::Corrupt(format!("{id}: {e}")))
+        Session::replay(&events)
+            .map(Some)
+            .map_err(|e| RegistryError::Corrupt(format!("{id}: {e}")))
     }
 
     /// The games matching a filter, with their metadata.
@@ -407,20 +419,33 @@ impl Registry {
     }
 
     /// Loads every unfinished game, records the outage since its last event (by default
-    /// not charged to the side on move) and re-arms its timer. Returns how many games.
+    /// not charged to the side on move; charged if the server's or the game's settings
+    /// say so) and re-arms its timer. Returns how many games.
     ///
     /// # Errors
     /// The store failing or a log that does not replay.
     pub async fn recover(self: &Arc<Self>) -> Result<usize, RegistryError> {
         let records = self.store.unfinished_games().await?;
-        let n = records.len();
+        let mut n = 0;
         for record in records {
-            let session = self.load_session(&record.game_id).await?;
+            let Some(session) = self.load_session(&record.game_id).await? else {
+                tracing::warn!(game = %record.game_id, "game without events skipped: its creation never completed");
+                continue;
+            };
+            if session.result().is_some() {
+                // Finished in its log, but the crash came between the last append and
+                // the finished flag: set the flag now so it is listed as finished.
+                self.store.update_game(&record.game_id, true, None).await?;
+                continue;
+            }
+            n += 1;
             let handle = self.insert(meta_of(&record), session).await;
             let mut state = handle.state.lock().await;
             let now = self.timeline.now(state.last_ms());
             let mut next = state.clone();
-            let mut events = next.record_outage(now, self.charge_outage);
+            // The server's setting, or the game's own (GameSettings.charge_outage).
+            let charged = self.charge_outage || next.settings().charge_outage;
+            let mut events = next.record_outage(now, charged);
             events.extend(next.tick(now));
             self.commit(&handle, &mut state, next, events).await?;
         }
@@ -441,4 +466,177 @@ fn meta_of(record: &GameRecord) -> GameMeta {
         board: record.board,
         ..GameMeta::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Variant;
+    use crate::store::MemoryStore;
+
+    fn meta(id: &str) -> GameMeta {
+        GameMeta {
+            id: id.into(),
+            event: "Open".into(),
+            round: "1".into(),
+            board: 1,
+            ..GameMeta::default()
+        }
+    }
+
+    fn arbiter() -> Actor {
+        Actor::Arbiter("test".into())
+    }
+
+    /// A game row without events is what a crash between writing the row and the first
+    /// event left behind before games were created in one write. It was never
+    /// acknowledged: recovery skips it instead of refusing to start, and it is not found.
+    #[tokio::test]
+    async fn recovery_skips_a_game_whose_creation_never_completed() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::new(store.clone(), false);
+        registry
+            .create(
+                meta("whole"),
+                GameSettings::new(Variant::Russian),
+                None,
+                arbiter(),
+            )
+            .await
+            .expect("created");
+        store
+            .create_game(GameRecord {
+                game_id: "bare".into(),
+                created_at_ms: 0,
+                event: "Open".into(),
+                round: "1".into(),
+                board: 2,
+                finished: false,
+                metadata_json: serde_json::to_string(&meta("bare")).expect("json"),
+            })
+            .await
+            .expect("bare row");
+
+        let restarted = Registry::new(store, false);
+        assert_eq!(restarted.recover().await.expect("recovery starts"), 1);
+        assert!(restarted.game("whole").await.is_ok());
+        assert!(matches!(
+            restarted.game("bare").await,
+            Err(RegistryError::NotFound(_))
+        ));
+    }
+
+    async fn last_event(store: &MemoryStore, id: &str) -> GameEvent {
+        let events = store.load(id, 1).await.expect("log");
+        serde_json::from_slice(&events.last().expect("an event").payload).expect("event")
+    }
+
+    /// The outage is charged when the game's settings ask for it, not only when the
+    /// server's configuration does.
+    #[tokio::test]
+    async fn recovery_charges_the_outage_as_each_game_is_set() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::new(store.clone(), false);
+        for (id, charged) in [("free", false), ("charged", true)] {
+            let mut settings = GameSettings::new(Variant::Russian);
+            settings.time_control = Some("10m+5s".parse().expect("time control"));
+            settings.charge_outage = charged;
+            registry
+                .create(meta(id), settings, None, arbiter())
+                .await
+                .expect("created");
+            registry
+                .command(id, &arbiter(), Command::Start, None)
+                .await
+                .expect("started");
+        }
+        // The outage must last at least a millisecond to be recorded.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let restarted = Registry::new(store.clone(), false);
+        assert_eq!(restarted.recover().await.expect("recovered"), 2);
+        for (id, charged) in [("free", false), ("charged", true)] {
+            let e = last_event(&store, id).await;
+            assert!(
+                matches!(e.kind, crate::game::EventKind::Outage { charged: c, .. } if c == charged),
+                "{id}: {:?}",
+                e.kind
+            );
+        }
+    }
+
+    /// The game ended in its log but the finished flag was not written (a crash between
+    /// the two writes): recovery writes the flag instead of resuming the game.
+    #[tokio::test]
+    async fn recovery_completes_a_lost_finished_flag() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::new(store.clone(), false);
+        registry
+            .create(
+                meta("g"),
+                GameSettings::new(Variant::Russian),
+                None,
+                arbiter(),
+            )
+            .await
+            .expect("created");
+        registry
+            .command("g", &arbiter(), Command::Start, None)
+            .await
+            .expect("started");
+        registry
+            .command(
+                "g",
+                &arbiter(),
+                Command::Resign {
+                    side: crate::rules::Color::White,
+                },
+                None,
+            )
+            .await
+            .expect("resigned");
+        let last = store.last_seq("g").await.expect("log");
+        store
+            .update_game("g", false, None)
+            .await
+            .expect("flag lost");
+
+        let restarted = Registry::new(store.clone(), false);
+        assert_eq!(restarted.recover().await.expect("recovered"), 0);
+        assert!(store.unfinished_games().await.expect("list").is_empty());
+        assert_eq!(
+            store.last_seq("g").await.expect("log"),
+            last,
+            "nothing recorded for a finished game"
+        );
+    }
+
+    /// Creating a game writes its row and its first event in one step.
+    #[tokio::test]
+    async fn a_created_game_has_its_first_event() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::new(store.clone(), false);
+        registry
+            .create(
+                meta("g"),
+                GameSettings::new(Variant::Russian),
+                None,
+                arbiter(),
+            )
+            .await
+            .expect("created");
+        assert_eq!(store.last_seq("g").await.expect("g"), 1);
+        let again = registry
+            .create(
+                meta("g"),
+                GameSettings::new(Variant::Russian),
+                None,
+                arbiter(),
+            )
+            .await;
+        assert!(matches!(
+            again,
+            Err(RegistryError::Store(StoreError::GameExists(_)))
+        ));
+        assert_eq!(store.last_seq("g").await.expect("g"), 1);
+    }
 }

@@ -48,6 +48,34 @@ impl EventStore for MemoryStore {
         Ok(())
     }
 
+    async fn create_game_with_events(
+        &self,
+        record: GameRecord,
+        payloads: Vec<Vec<u8>>,
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        let mut state = self.lock();
+        if state.games.contains_key(&record.game_id) {
+            return Err(StoreError::GameExists(record.game_id));
+        }
+        let written_at_ms = now_ms();
+        let log: Vec<StoredEvent> = (1..)
+            .zip(payloads)
+            .map(|(seq, payload)| StoredEvent {
+                game_id: record.game_id.clone(),
+                seq,
+                payload,
+                written_at_ms,
+            })
+            .collect();
+        let last = log.len() as u64;
+        state.logs.insert(record.game_id.clone(), log);
+        state.games.insert(record.game_id.clone(), record);
+        Ok(last)
+    }
+
     async fn update_game(
         &self,
         game_id: &str,

@@ -35,6 +35,20 @@ pub trait EventStore: Send + Sync {
     /// [`StoreError::GameExists`] if the id is taken; backend failures.
     async fn create_game(&self, record: GameRecord) -> Result<(), StoreError>;
 
+    /// Adds a game's metadata row together with the first events of its log (seqs 1, 2,
+    /// ...) in one atomic step; returns the last seq written. A crash leaves either the
+    /// game with its events or no trace of it, never a game whose log is empty (which
+    /// would not replay). This is how the server creates games.
+    ///
+    /// # Errors
+    /// [`StoreError::GameExists`] if the id is taken (nothing written),
+    /// [`StoreError::EmptyAppend`]; backend failures (nothing written either).
+    async fn create_game_with_events(
+        &self,
+        record: GameRecord,
+        payloads: Vec<Vec<u8>>,
+    ) -> Result<u64, StoreError>;
+
     /// Marks a game finished (or not) and, if `metadata_json` is given, replaces its
     /// metadata.
     ///

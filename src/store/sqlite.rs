@@ -149,6 +149,23 @@ impl EventStore for SqliteStore {
         self.write_unit(Op::CreateGame(record)).await
     }
 
+    async fn create_game_with_events(
+        &self,
+        record: GameRecord,
+        payloads: Vec<Vec<u8>>,
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        let (reply, rx) = oneshot::channel();
+        self.submit(
+            Op::CreateGameWithEvents { record, payloads },
+            Reply::Seq(reply),
+        )
+        .await?;
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+
     async fn update_game(
         &self,
         game_id: &str,

@@ -54,6 +54,13 @@ pub enum Op {
     },
     /// Insert a game row.
     CreateGame(GameRecord),
+    /// Insert a game row and the first events of its log, in the same transaction.
+    CreateGameWithEvents {
+        /// The game's row.
+        record: GameRecord,
+        /// Its first events (seqs 1, 2, ...), never empty (checked before queueing).
+        payloads: Vec<Vec<u8>>,
+    },
     /// Update a game row.
     UpdateGame {
         /// The game.
@@ -243,34 +250,17 @@ fn apply(conn: &Connection, op: &Op, written_at_ms: i64) -> Result<u64, StoreErr
                     actual: next,
                 });
             }
-            let mut insert = conn.prepare_cached(
-                "INSERT INTO events (game_id, seq, written_at_ms, payload) VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            let mut seq = last;
-            for payload in payloads {
-                seq += 1;
-                insert.execute(params![game_id, to_sql_seq(seq)?, written_at_ms, payload])?;
-            }
-            Ok(seq)
+            insert_events(conn, game_id, last, payloads, written_at_ms)
         }
         Op::CreateGame(game) => {
-            if game_exists(conn, &game.game_id)? {
-                return Err(StoreError::GameExists(game.game_id.clone()));
-            }
-            conn.prepare_cached(
-                "INSERT INTO games (game_id, created_at_ms, event, round, board, finished, metadata_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(params![
-                game.game_id,
-                game.created_at_ms,
-                game.event,
-                game.round,
-                game.board,
-                game.finished,
-                game.metadata_json
-            ])?;
+            insert_game(conn, game)?;
             Ok(0)
+        }
+        Op::CreateGameWithEvents { record, payloads } => {
+            // GameExists is refused before anything is written; a failure after the row
+            // went in is an engine error, and the batch is replayed without this request.
+            insert_game(conn, record)?;
+            insert_events(conn, &record.game_id, 0, payloads, written_at_ms)
         }
         Op::UpdateGame {
             game_id,
@@ -291,6 +281,46 @@ fn apply(conn: &Connection, op: &Op, written_at_ms: i64) -> Result<u64, StoreErr
         // Handled by `run` before a batch is written.
         Op::Close => Ok(0),
     }
+}
+
+/// Inserts a game row, refusing a taken id before writing.
+fn insert_game(conn: &Connection, game: &GameRecord) -> Result<(), StoreError> {
+    if game_exists(conn, &game.game_id)? {
+        return Err(StoreError::GameExists(game.game_id.clone()));
+    }
+    conn.prepare_cached(
+        "INSERT INTO games (game_id, created_at_ms, event, round, board, finished, metadata_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        game.game_id,
+        game.created_at_ms,
+        game.event,
+        game.round,
+        game.board,
+        game.finished,
+        game.metadata_json
+    ])?;
+    Ok(())
+}
+
+/// Inserts events after seq `last`; returns the last seq written.
+fn insert_events(
+    conn: &Connection,
+    game_id: &str,
+    last: u64,
+    payloads: &[Vec<u8>],
+    written_at_ms: i64,
+) -> Result<u64, StoreError> {
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO events (game_id, seq, written_at_ms, payload) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    let mut seq = last;
+    for payload in payloads {
+        seq += 1;
+        insert.execute(params![game_id, to_sql_seq(seq)?, written_at_ms, payload])?;
+    }
+    Ok(seq)
 }
 
 /// The last seq of a game's log (0 if empty).
@@ -463,6 +493,38 @@ mod tests {
         assert_eq!(
             synchronous, 2,
             "2 = FULL: the WAL is fsynced at every commit"
+        );
+    }
+
+    /// A game and its first events are created together: when an event cannot be
+    /// written, the game row goes too, and a taken id writes nothing.
+    #[test]
+    fn a_game_is_created_with_its_first_events_or_not_at_all() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
+        schema::prepare_writer(&mut conn).expect("schema");
+        conn.execute_batch(
+            "CREATE TRIGGER refuse_bad BEFORE INSERT ON events WHEN NEW.payload = X'626164'
+             BEGIN SELECT RAISE(ABORT, 'bad payload'); END;",
+        )
+        .expect("trigger");
+        let with_events = |game: &str, payloads: Vec<Vec<u8>>| {
+            let Op::CreateGame(record) = create(game) else {
+                unreachable!("create builds a CreateGame")
+            };
+            Op::CreateGameWithEvents { record, payloads }
+        };
+        let (r1, a1) = request(with_events("a", vec![b"one".to_vec(), b"two".to_vec()]));
+        let (r2, a2) = request(with_events("b", vec![b"good".to_vec(), b"bad".to_vec()]));
+        let (r3, a3) = request(with_events("a", vec![b"again".to_vec()]));
+        write_batch(&mut conn, vec![r1, r2, r3].into_iter());
+        assert_eq!(answer(a1).expect("a with 2 events"), 2);
+        assert!(matches!(answer(a2), Err(StoreError::Database(_))));
+        assert!(matches!(answer(a3), Err(StoreError::GameExists(id)) if id == "a"));
+        assert_eq!(last_seq(&conn, "a").expect("a"), 2);
+        assert!(
+            !game_exists(&conn, "b").expect("query"),
+            "b's row rolled back with its events"
         );
     }
 
