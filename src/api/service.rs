@@ -9,7 +9,9 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::convert::{self, BadField};
 use super::pb;
-use crate::game::{Actor, ArbiterAction, BoardInput, Command, ErrorClass, Occupancy, Ruling};
+use crate::game::{
+    Actor, ArbiterAction, BoardInput, Command, ErrorClass, Occupancy, Ruling, Session,
+};
 use crate::notation::fen::parse_fen;
 use crate::rules::{Color, Position};
 use crate::server::auth::{Action, AuthError, Role, Tokens};
@@ -74,11 +76,14 @@ impl Api {
     }
 
     async fn view(&self, handle: &GameHandle) -> pb::Game {
-        let session = handle.session().await;
-        let now = crate::server::registry::Timeline::start()
-            .now(session.last_ms())
-            .mono_ms;
-        convert::game_pb(&handle.meta, &session, now)
+        handle
+            .with(|session| {
+                let now = crate::server::registry::Timeline::start()
+                    .now(session.last_ms())
+                    .mono_ms;
+                convert::game_pb(&handle.meta, session, now)
+            })
+            .await
     }
 
     /// Runs a command after checking the role; returns the game and the new events.
@@ -98,7 +103,7 @@ impl Api {
             .command(game_id, &actor, cmd, Some(expected_seq))
             .await
             .map_err(|e| status(&e))?;
-        let variant = handle.session().await.variant();
+        let variant = handle.with(Session::variant).await;
         let events = events
             .iter()
             .map(|e| convert::event_pb(e, game_id, variant))
@@ -116,7 +121,7 @@ impl Api {
             return Ok(*side);
         }
         let handle = self.game(game_id).await?;
-        Ok(handle.session().await.position().turn())
+        Ok(handle.with(|s| s.position().turn()).await)
     }
 
     async fn play(
@@ -679,7 +684,7 @@ impl Api {
             )
             .await
             .map_err(|e| status(&e))?;
-        let variant = handle.session().await.variant();
+        let variant = handle.with(Session::variant).await;
         Ok(events
             .iter()
             .map(|e| convert::event_pb(e, &handle.meta.id, variant))
