@@ -74,11 +74,14 @@ impl Api {
     }
 
     async fn view(&self, handle: &GameHandle) -> pb::Game {
-        let session = handle.session().await;
-        let now = crate::server::registry::Timeline::start()
-            .now(session.last_ms())
-            .mono_ms;
-        convert::game_pb(&handle.meta, &session, now)
+        handle
+            .with(|session| {
+                let now = crate::server::registry::Timeline::start()
+                    .now(session.last_ms())
+                    .mono_ms;
+                convert::game_pb(&handle.meta, session, now)
+            })
+            .await
     }
 
     /// Runs a command after checking the role; returns the game and the new events.
@@ -115,7 +118,7 @@ impl Api {
             return Ok(*side);
         }
         let handle = self.game(game_id).await?;
-        Ok(handle.session().await.position().turn())
+        Ok(handle.with(|s| s.position().turn()).await)
     }
 
     /// A player command whose only argument is the side.

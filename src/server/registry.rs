@@ -105,6 +105,11 @@ impl GameHandle {
         self.state.lock().await.clone()
     }
 
+    /// Reads the session in place, under the game's lock (no copy of the whole game).
+    pub async fn with<R>(&self, f: impl FnOnce(&Session) -> R) -> R {
+        f(&*self.state.lock().await)
+    }
+
     /// Subscribes to the events recorded from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<GameEvent>> {
         self.events.subscribe()
@@ -332,19 +337,23 @@ impl Registry {
             mono_ms: now.mono_ms.max(state.last_ms()),
             ..now
         };
-        let mut ticked = state.clone();
-        let mut events = ticked.tick(now);
-        let mut next = ticked.clone();
-        let outcome = next.handle(actor, cmd, now);
-        let (keep, result) = match outcome {
+        let mut next = state.clone();
+        let mut events = next.tick(now);
+        // Usually time has done nothing: then a refused command leaves nothing to record,
+        // and the copy for that case is only needed when it has.
+        let ticked = (!events.is_empty()).then(|| next.clone());
+        match next.handle(actor, cmd, now) {
             Ok(ev) => {
                 events.extend(ev);
-                (next, Ok(()))
+                self.commit(&handle, &mut state, next, events).await
             }
-            Err(e) => (ticked, Err(RegistryError::Game(e))),
-        };
-        let recorded = self.commit(&handle, &mut state, keep, events).await?;
-        result.map(|()| recorded)
+            Err(e) => {
+                if let Some(ticked) = ticked {
+                    self.commit(&handle, &mut state, ticked, events).await?;
+                }
+                Err(RegistryError::Game(e))
+            }
+        }
     }
 
     /// Appends `events` (already applied to `next`) durably, then makes `next` the game's
