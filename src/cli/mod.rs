@@ -1,6 +1,7 @@
-//! The command line: `perft`, `moves`, `replay` over the rules core; `serve`; and the
-//! `game` client subcommands.
+//! The command line: `perft`, `moves`, `replay` over the rules core; `serve`; the
+//! `game` client subcommands; and `bench`, the service's figures.
 
+mod bench;
 mod client;
 mod moves;
 mod perft;
@@ -11,6 +12,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use bench::{BenchArgs, BenchStore};
 pub use client::{ClientArgs, GameAction, describe};
 pub use moves::MovesArgs;
 pub use perft::PerftArgs;
@@ -39,6 +41,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Talk to a running service: create, play, offer, claim, watch.
     Game(ClientArgs),
+    /// Measure the service: SubmitMove throughput and latency, the SQLite baseline,
+    /// memory per game.
+    Bench(BenchArgs),
 }
 
 /// Runs a parsed command line.
@@ -49,6 +54,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Replay(args) => replay::run(&args),
         Command::Serve(args) => serve::run_serve(&args),
         Command::Game(args) => client::run_client(&args),
+        Command::Bench(args) => bench::run(&args),
     }
 }
 
