@@ -215,7 +215,7 @@ impl GameModel {
     fn update(&mut self, g: &pb::Game) {
         self.fen.clone_from(&g.fen);
         self.last_seq = g.last_seq;
-        self.moves = g.moves.len();
+        self.moves = g.move_count as usize;
         self.started |= g.status != pb::GameStatus::Created as i32;
         self.finished = g.status == pb::GameStatus::Finished as i32;
     }
@@ -404,11 +404,10 @@ impl Driver {
         let [(seq, played)] = played[..] else {
             return Err(format!("{choice}: {} MovePlayed events", played.len()));
         };
-        if g.moves.len() != model.moves + 1 {
+        if g.move_count as usize != model.moves + 1 {
             return Err(format!(
                 "{choice}: {} moves after the move, {} before",
-                g.moves.len(),
-                model.moves
+                g.move_count, model.moves
             ));
         }
         model.acked.push(Ack {

@@ -156,7 +156,42 @@ async fn a_full_game_to_a_result() {
     assert_eq!(g.result, pb::GameResult::WhiteWins as i32);
     assert_eq!(g.result_reason, pb::ResultReason::Resignation as i32);
     assert_eq!(g.rule, "RU 1.8");
-    assert_eq!(g.moves.len(), 5);
+    assert_eq!(g.move_count, 5);
+    assert!(
+        g.moves.is_empty(),
+        "command replies leave the score sheet out"
+    );
+    // The stamps of creation, start and end, in that order.
+    let secs = |t: &Option<prost_types::Timestamp>| {
+        let t = t.as_ref().expect("timestamp set");
+        t.seconds * 1000 + i64::from(t.nanos / 1_000_000)
+    };
+    let (created, started, finished) = (
+        secs(&g.created_at),
+        secs(&g.started_at),
+        secs(&g.finished_at),
+    );
+    assert!(
+        created > 1_700_000_000_000,
+        "created_at is wall time: {created}"
+    );
+    assert!(created <= started && started <= finished);
+    // GetGame has the whole score sheet.
+    let full = GameServiceClient::new(s.channel.clone())
+        .get_game(pb::GetGameRequest {
+            game_id: id.clone(),
+        })
+        .await
+        .expect("get")
+        .into_inner();
+    let sheet: Vec<&str> = full
+        .moves
+        .iter()
+        .filter_map(|m| m.r#move.as_ref())
+        .map(|m| m.notation.as_str())
+        .collect();
+    assert_eq!(sheet, ["c3-d4", "b6-c5", "d4:b6", "a7:c5", "g3-f4"]);
+    assert_eq!(full.move_count, 5);
     let after = play(&s, &id, Color::Black, "b6-a5")
         .await
         .expect_err("game over");

@@ -289,8 +289,15 @@ pub fn legal_moves(pos: &crate::rules::Position) -> Vec<pb::Move> {
 }
 
 /// A game as the API shows it at `now`.
-pub fn game_pb(meta: &GameMeta, s: &Session, now: u64) -> pb::Game {
-    let view = s.view(now);
+/// The game as protobuf; `with_moves` false leaves `moves` empty (command replies,
+/// `ListGames` unless asked), `move_count` is always set.
+pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::Game {
+    let stamps = s.stamps();
+    let view = if with_moves {
+        s.view(now)
+    } else {
+        s.summary(now)
+    };
     let v = s.variant();
     let status = if s.result().is_some() {
         pb::GameStatus::Finished
@@ -307,7 +314,7 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64) -> pb::Game {
         .enumerate()
         .map(|(i, m)| pb::PlayedMove {
             r#move: Some(pb::Move {
-                notation: m.notation.clone(),
+                notation: m.notation.to_string(),
                 path: Vec::new(),
                 captured: Vec::new(),
             }),
@@ -341,6 +348,7 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64) -> pb::Game {
             .unwrap_or_default(),
         fen: view.fen.clone(),
         moves,
+        move_count: s.move_count() as u32,
         white_clock_ms: view.white_ms.map_or(-1, |m| m as i64),
         black_clock_ms: view.black_ms.map_or(-1, |m| m as i64),
         side_to_move: side_pb(view.side_to_move),
@@ -394,9 +402,9 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64) -> pb::Game {
                 seq: 0,
             })
             .collect(),
-        created_at: None,
-        started_at: None,
-        finished_at: None,
+        created_at: ts(stamps.created.timestamp_millis()),
+        started_at: stamps.started.and_then(|t| ts(t.timestamp_millis())),
+        finished_at: stamps.finished.and_then(|t| ts(t.timestamp_millis())),
     }
 }
 

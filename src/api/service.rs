@@ -73,13 +73,15 @@ impl Api {
         self.registry.game(id).await.map_err(|e| status(&e))
     }
 
-    async fn view(&self, handle: &GameHandle) -> pb::Game {
+    /// The game as protobuf; `with_moves` false leaves out the score sheet (see the
+    /// proto's `Game.moves`).
+    async fn view(&self, handle: &GameHandle, with_moves: bool) -> pb::Game {
         handle
             .with(|session| {
                 let now = crate::server::registry::Timeline::start()
                     .now(session.last_ms())
                     .mono_ms;
-                convert::game_pb(&handle.meta, session, now)
+                convert::game_pb(&handle.meta, session, now, with_moves)
             })
             .await
     }
@@ -105,7 +107,7 @@ impl Api {
             .iter()
             .map(|e| convert::event_pb(e, game_id))
             .collect();
-        Ok((self.view(&handle).await, events))
+        Ok((self.view(&handle, false).await, events))
     }
 
     /// The side a player request acts for: the field, else the player's own side, else
@@ -256,7 +258,7 @@ impl pb::game_service_server::GameService for Api {
                 }
                 other => status(&other),
             })?;
-        Ok(Response::new(self.view(&handle).await))
+        Ok(Response::new(self.view(&handle, true).await))
     }
 
     async fn get_game(
@@ -265,7 +267,7 @@ impl pb::game_service_server::GameService for Api {
     ) -> Result<Response<pb::Game>, Status> {
         self.role(&req)?;
         let handle = self.game(&req.get_ref().game_id).await?;
-        Ok(Response::new(self.view(&handle).await))
+        Ok(Response::new(self.view(&handle, true).await))
     }
 
     async fn list_games(
@@ -283,11 +285,7 @@ impl pb::game_service_server::GameService for Api {
         let mut games = Vec::with_capacity(metas.len());
         for meta in metas {
             let handle = self.game(&meta.id).await?;
-            let mut g = self.view(&handle).await;
-            if !r.include_moves {
-                g.moves.clear();
-            }
-            games.push(g);
+            games.push(self.view(&handle, r.include_moves).await);
         }
         Ok(Response::new(pb::ListGamesResponse { games }))
     }
@@ -688,7 +686,7 @@ impl Api {
 
     /// The game as the API shows it.
     pub(super) async fn game_view(&self, handle: &GameHandle) -> pb::Game {
-        self.view(handle).await
+        self.view(handle, true).await
     }
 }
 

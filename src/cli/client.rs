@@ -193,12 +193,18 @@ pub fn describe(e: &pb::GameEvent) -> String {
 fn show(g: &pb::Game) -> String {
     let status = pb::GameStatus::try_from(g.status).map_or("?", |s| s.as_str_name());
     let result = pb::GameResult::try_from(g.result).map_or("?", |s| s.as_str_name());
-    let moves: Vec<&str> = g
+    let notations: Vec<&str> = g
         .moves
         .iter()
         .filter_map(|m| m.r#move.as_ref())
         .map(|m| m.notation.as_str())
         .collect();
+    // Command replies leave the score sheet out (`game show` prints it).
+    let moves = if notations.is_empty() && g.move_count > 0 {
+        format!("{} played", g.move_count)
+    } else {
+        notations.join(" ")
+    };
     format!(
         "game {} ({}) {}\n  fen {}\n  clocks white {} ms, black {} ms; to move {}\n  moves {}\n  result {} {} {}\n  last seq {}",
         g.id,
@@ -208,7 +214,7 @@ fn show(g: &pb::Game) -> String {
         g.white_clock_ms,
         g.black_clock_ms,
         pb::Side::try_from(g.side_to_move).map_or("?", |s| s.as_str_name()),
-        moves.join(" "),
+        moves,
         result,
         pb::ResultReason::try_from(g.result_reason).map_or("?", |s| s.as_str_name()),
         g.rule,

@@ -187,6 +187,23 @@ impl Session {
     /// the result it brings (RU 1.8; RU 1.9.2 when a claim is pending). The server calls it
     /// when the timer armed at [`Session::next_deadline`] fires, and before every command.
     pub fn tick(&mut self, now: Now) -> Vec<GameEvent> {
+        match self.ticked(now) {
+            Some((next, events)) => {
+                *self = next;
+                events
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Like [`Session::tick`], but leaves `self` as it is: the session after what time
+    /// has done and its events, or `None` when nothing is due. For a caller that records
+    /// the events durably before it takes the new state; the common case (nothing due)
+    /// copies nothing.
+    pub fn ticked(&self, now: Now) -> Option<(Session, Vec<GameEvent>)> {
+        if !self.tick_due(now) {
+            return None;
+        }
         let mut tx = Tx {
             s: self.clone(),
             events: Vec::new(),
@@ -194,11 +211,8 @@ impl Session {
             actor: &Actor::System,
         };
         match tick_inner(&mut tx) {
-            Ok(()) => {
-                *self = tx.s;
-                tx.events
-            }
-            Err(_) => Vec::new(),
+            Ok(()) if !tx.events.is_empty() => Some((tx.s, tx.events)),
+            _ => None,
         }
     }
 
@@ -255,6 +269,23 @@ impl Session {
         cmd: Command,
         now: Now,
     ) -> Result<Vec<GameEvent>, GameError> {
+        let (next, events) = self.handled(actor, cmd, now)?;
+        *self = next;
+        Ok(events)
+    }
+
+    /// Like [`Session::handle`], but leaves `self` as it is and returns the session after
+    /// the command with its events (one working copy): for a caller that records the
+    /// events durably before it takes the new state.
+    ///
+    /// # Errors
+    /// As [`Session::handle`].
+    pub fn handled(
+        &self,
+        actor: &Actor,
+        cmd: Command,
+        now: Now,
+    ) -> Result<(Session, Vec<GameEvent>), GameError> {
         if now.mono_ms < self.last_ms {
             return Err(GameError::Invalid(format!(
                 "time went back: {} ms is before the last event at {} ms",
@@ -271,8 +302,7 @@ impl Session {
             actor,
         };
         decide(&mut tx, cmd)?;
-        *self = tx.s;
-        Ok(tx.events)
+        Ok((tx.s, tx.events))
     }
 }
 

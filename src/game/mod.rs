@@ -23,6 +23,8 @@ pub use command::{
 };
 pub use error::{ErrorClass, GameError, ReplayError};
 pub use event::{EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming};
-pub use session::{Claim, GameResult, MoveRecord, Offer, Outstanding, Session, WarningRecord};
+pub use session::{
+    Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
+};
 pub use settings::{GameSettings, MoveCountDraws, RepetitionMode};
 pub use view::GameView;

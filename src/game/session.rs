@@ -1,5 +1,8 @@
 //! The session's state and the fold that rebuilds it from events.
 
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::command::{Actor, ClaimKind, Outcome, Ruling};
@@ -68,12 +71,24 @@ pub struct WarningRecord {
 pub struct MoveRecord {
     /// The side that moved.
     pub side: Color,
-    /// Native notation, full path.
-    pub notation: String,
+    /// Native notation, full path. Shared, so that copying a session (every command
+    /// works on a copy) does not copy the score sheet's strings.
+    pub notation: Arc<str>,
     /// When the move was made (monotonic ms).
     pub at_ms: u64,
     /// The mover's remaining time after the press, if timed and pressed.
     pub clock_ms: Option<u64>,
+}
+
+/// When a game was created, started and finished (UTC wall time of those events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Stamps {
+    /// The `GameCreated` event's time.
+    pub created: DateTime<Utc>,
+    /// The `GameStarted` event's time.
+    pub started: Option<DateTime<Utc>>,
+    /// The `GameEnded` event's time.
+    pub finished: Option<DateTime<Utc>>,
 }
 
 /// An irregularity not yet put right.
@@ -131,6 +146,7 @@ pub struct Session {
     pub(super) referred: Vec<String>,
     pub(super) moves: Vec<MoveRecord>,
     pub(super) time_called: Option<Color>,
+    pub(super) stamps: Stamps,
 }
 
 impl Session {
@@ -201,6 +217,11 @@ impl Session {
             referred: Vec::new(),
             moves: Vec::new(),
             time_called: None,
+            stamps: Stamps {
+                created: event.at.wall,
+                started: None,
+                finished: None,
+            },
         })
     }
 
@@ -285,6 +306,16 @@ impl Session {
         &self.moves
     }
 
+    /// When the game was created, started and finished.
+    pub fn stamps(&self) -> Stamps {
+        self.stamps
+    }
+
+    /// How many moves have been played (the score sheet's length).
+    pub fn move_count(&self) -> usize {
+        self.moves.len()
+    }
+
     /// The side that has moved and not yet pressed its clock.
     pub fn awaiting_press(&self) -> Option<Color> {
         self.awaiting_press
@@ -348,6 +379,7 @@ impl Session {
             EventKind::GameCreated { .. } => return Err(bad("a second GameCreated".into())),
             EventKind::GameStarted => {
                 self.started = true;
+                self.stamps.started = Some(e.at.wall);
                 let turn = self.position().turn();
                 if let Some(c) = self.clock.as_mut() {
                     c.start(turn, now).map_err(|e| bad(e.to_string()))?;
@@ -367,7 +399,7 @@ impl Session {
                 self.game.play(&mv).map_err(|e| bad(e.to_string()))?;
                 self.moves.push(MoveRecord {
                     side: *side,
-                    notation: notation.clone(),
+                    notation: Arc::from(notation.as_str()),
                     at_ms: now,
                     clock_ms: None,
                 });
@@ -575,6 +607,7 @@ impl Session {
             EventKind::GameEnded {
                 outcome, reason, ..
             } => {
+                self.stamps.finished = Some(e.at.wall);
                 self.result = Some(GameResult {
                     outcome: *outcome,
                     reason: *reason,

@@ -56,6 +56,16 @@ impl GameView {
 impl Session {
     /// The view of this game at monotonic instant `now_ms`.
     pub fn view(&self, now_ms: u64) -> GameView {
+        self.view_with(now_ms, true)
+    }
+
+    /// The view without the score sheet (`moves` left empty): what a command's reply
+    /// needs, at a cost that does not grow with the game's length.
+    pub fn summary(&self, now_ms: u64) -> GameView {
+        self.view_with(now_ms, false)
+    }
+
+    fn view_with(&self, now_ms: u64, moves: bool) -> GameView {
         let now = now_ms.max(self.last_ms);
         let clock = |side| self.clock.as_ref().map(|c| c.remaining(side, now));
         GameView {
@@ -64,7 +74,11 @@ impl Session {
             fen: write_fen(self.position()),
             side_to_move: self.position().turn(),
             clock_side: self.clock_side(),
-            moves: self.moves.clone(),
+            moves: if moves {
+                self.moves.clone()
+            } else {
+                Vec::new()
+            },
             white_ms: clock(Color::White),
             black_ms: clock(Color::Black),
             offer: self.offer,

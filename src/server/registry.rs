@@ -337,18 +337,19 @@ impl Registry {
             mono_ms: now.mono_ms.max(state.last_ms()),
             ..now
         };
-        let mut next = state.clone();
-        let mut events = next.tick(now);
-        // Usually time has done nothing: then a refused command leaves nothing to record,
-        // and the copy for that case is only needed when it has.
-        let ticked = (!events.is_empty()).then(|| next.clone());
-        match next.handle(actor, cmd, now) {
-            Ok(ev) => {
+        // Time's own events first (flags, "Time!"); usually there are none and nothing
+        // is copied. The command then works on one copy of the session, which becomes
+        // the game's state only once its events are durable.
+        let ticked = state.ticked(now);
+        let base = ticked.as_ref().map_or(&*state, |(s, _)| s);
+        match base.handled(actor, cmd, now) {
+            Ok((next, ev)) => {
+                let mut events = ticked.map(|(_, e)| e).unwrap_or_default();
                 events.extend(ev);
                 self.commit(&handle, &mut state, next, events).await
             }
             Err(e) => {
-                if let Some(ticked) = ticked {
+                if let Some((ticked, events)) = ticked {
                     self.commit(&handle, &mut state, ticked, events).await?;
                 }
                 Err(RegistryError::Game(e))
@@ -389,9 +390,9 @@ impl Registry {
     async fn tick(&self, handle: &GameHandle) -> Result<(), RegistryError> {
         let mut state = handle.state.lock().await;
         let now = self.timeline.now(state.last_ms());
-        let mut next = state.clone();
-        let events = next.tick(now);
-        self.commit(handle, &mut state, next, events).await?;
+        if let Some((next, events)) = state.ticked(now) {
+            self.commit(handle, &mut state, next, events).await?;
+        }
         Ok(())
     }
 
