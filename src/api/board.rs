@@ -27,7 +27,10 @@ pub fn session(
     role: Role,
     mut inbound: Streaming<pb::BoardMessage>,
 ) -> impl Stream<Item = Result<pb::BoardFeedback, Status>> + Send {
+    let open = api.registry().metrics().board();
     stream! {
+        // Counted in the boards gauge until the stream ends or the board hangs up.
+        let _open = open;
         let mut bound = None;
         let mut board_id = String::new();
         while let Some(msg) = inbound.next().await {

@@ -58,6 +58,11 @@ impl Api {
         Api { registry, tokens }
     }
 
+    /// The registry the services run on.
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
     fn role<T>(&self, req: &Request<T>) -> Result<Role, Status> {
         let header = req
             .metadata()

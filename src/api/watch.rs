@@ -34,8 +34,21 @@ async fn stored_after(
         .collect()
 }
 
-/// One game's events after `from_seq`, then live.
+/// One game's events after `from_seq`, then live; counted in the watchers gauge while
+/// the stream is open.
 pub fn watch(
+    registry: Arc<Registry>,
+    handle: Arc<GameHandle>,
+    from_seq: u64,
+) -> impl Stream<Item = Result<pb::GameEvent, Status>> + Send {
+    let open = registry.metrics().watcher();
+    tokio_stream::StreamExt::map(game_events(registry, handle, from_seq), move |item| {
+        let _still_open = &open;
+        item
+    })
+}
+
+fn game_events(
     registry: Arc<Registry>,
     handle: Arc<GameHandle>,
     from_seq: u64,
@@ -76,14 +89,19 @@ pub fn watch(
     }
 }
 
-/// Several games' streams merged (a round on one stream), each in its own order.
+/// Several games' streams merged (a round on one stream), each in its own order; one
+/// watcher in the gauge.
 pub fn watch_many(
     registry: Arc<Registry>,
     games: Vec<(Arc<GameHandle>, u64)>,
 ) -> impl Stream<Item = Result<pb::GameEvent, Status>> + Send {
+    let open = registry.metrics().watcher();
     let mut map = tokio_stream::StreamMap::new();
     for (i, (handle, from)) in games.into_iter().enumerate() {
-        map.insert(i, Box::pin(watch(registry.clone(), handle, from)));
+        map.insert(i, Box::pin(game_events(registry.clone(), handle, from)));
     }
-    tokio_stream::StreamExt::map(map, |(_, item)| item)
+    tokio_stream::StreamExt::map(map, move |(_, item)| {
+        let _still_open = &open;
+        item
+    })
 }

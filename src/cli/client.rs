@@ -11,6 +11,7 @@ use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::api::pb;
+use crate::server::tls::{ClientTls, client_config, error_chain};
 
 /// Prints a line; a closed pipe (`| head`) is not an error worth a panic.
 macro_rules! outln {
@@ -24,9 +25,19 @@ use crate::api::pb::game_service_client::GameServiceClient;
 /// Connection options of the client subcommands.
 #[derive(Debug, Args)]
 pub struct ClientArgs {
-    /// The server.
+    /// The server: `http://host:port`, or `https://host:port` for TLS.
     #[arg(long, env = "ARBITER_SERVER", default_value = "http://127.0.0.1:50051")]
     pub server: String,
+    /// CA certificate (PEM) to trust for an https:// server instead of the system's roots
+    /// (a private CA).
+    #[arg(long, env = "ARBITER_CA_CERT")]
+    pub ca_cert: Option<std::path::PathBuf>,
+    /// Client certificate (PEM) for a server requiring mutual TLS.
+    #[arg(long, env = "ARBITER_CLIENT_CERT")]
+    pub client_cert: Option<std::path::PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long, env = "ARBITER_CLIENT_KEY")]
+    pub client_key: Option<std::path::PathBuf>,
     /// Bearer token.
     #[arg(long, env = "ARBITER_TOKEN")]
     pub token: Option<String>,
@@ -222,12 +233,30 @@ fn show(g: &pb::Game) -> String {
     )
 }
 
-async fn channel(server: &str) -> Result<Channel, String> {
-    Endpoint::from_shared(server.to_string())
-        .map_err(|e| format!("server {server}: {e}"))?
+/// Connects to `server`; over TLS for `https://`, trusting `tls.ca_cert` (or the system's
+/// roots) and presenting the client certificate if one is given.
+///
+/// # Errors
+/// A bad URL, TLS options with an `http://` server, unreadable TLS files, or the server
+/// not answering (a failed handshake included).
+pub async fn channel(server: &str, tls: &ClientTls<'_>) -> Result<Channel, String> {
+    let mut endpoint =
+        Endpoint::from_shared(server.to_string()).map_err(|e| format!("server {server}: {e}"))?;
+    let https = endpoint.uri().scheme_str() == Some("https");
+    if https {
+        let config = client_config(tls).map_err(|e| e.0)?;
+        endpoint = endpoint
+            .tls_config(config)
+            .map_err(|e| format!("server {server}: TLS: {}", error_chain(&e)))?;
+    } else if tls.ca_cert.is_some() || tls.cert.is_some() || tls.key.is_some() {
+        return Err(format!(
+            "server {server}: --ca-cert/--client-cert/--client-key need an https:// server"
+        ));
+    }
+    endpoint
         .connect()
         .await
-        .map_err(|e| format!("cannot reach {server}: {e}"))
+        .map_err(|e| format!("cannot reach {server}: {}", error_chain(&e)))
 }
 
 pub(super) fn run_client(args: &ClientArgs) -> ExitCode {
@@ -251,7 +280,12 @@ pub(super) fn run_client(args: &ClientArgs) -> ExitCode {
 }
 
 async fn client(args: &ClientArgs) -> Result<(), String> {
-    let ch = channel(&args.server).await?;
+    let tls = ClientTls {
+        ca_cert: args.ca_cert.as_deref(),
+        cert: args.client_cert.as_deref(),
+        key: args.client_key.as_deref(),
+    };
+    let ch = channel(&args.server, &tls).await?;
     let mut games = GameServiceClient::new(ch.clone());
     let t = &args.token;
     let st = |s: tonic::Status| format!("{:?}: {}", s.code(), s.message());

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use bench::{BenchArgs, BenchStore};
-pub use client::{ClientArgs, GameAction, describe};
+pub use client::{ClientArgs, GameAction, channel, describe};
 pub use moves::MovesArgs;
 pub use perft::PerftArgs;
 pub use replay::ReplayArgs;

@@ -6,8 +6,13 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use std::sync::Arc;
+
 use crate::server::config::{Config, FileConfig, LogFormat};
-use crate::server::run::{open_store, run, shutdown_signal};
+use crate::server::metrics::Metrics;
+use crate::server::run::{
+    Listeners, ServeError, bind_metrics, open_store, run_with, shutdown_signal,
+};
 
 /// Arguments of `serve`. Each flag can also come from its `ARBITER_*` environment variable;
 /// the config file fills what both leave unset.
@@ -31,10 +36,22 @@ pub struct ServeArgs {
     /// Allow listening beyond loopback with no tokens configured.
     #[arg(long, env = "ARBITER_INSECURE")]
     pub insecure: bool,
+    /// Prometheus metrics address, serving GET /metrics [default: none, no metrics port].
+    #[arg(long, env = "ARBITER_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// TLS certificate chain (PEM); with --tls-key turns TLS on.
+    #[arg(long, env = "ARBITER_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, env = "ARBITER_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// CA certificates (PEM) client certificates must chain to (mutual TLS).
+    #[arg(long, env = "ARBITER_TLS_CLIENT_CA")]
+    pub tls_client_ca: Option<PathBuf>,
 }
 
 pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
-    let file = match &args.config {
+    let mut file = match &args.config {
         Some(path) => match FileConfig::load(path) {
             Ok(f) => f,
             Err(e) => {
@@ -44,12 +61,17 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
         },
         None => FileConfig::default(),
     };
+    file.override_tls(
+        args.tls_cert.clone(),
+        args.tls_key.clone(),
+        args.tls_client_ca.clone(),
+    );
     let config = match Config::resolve(
         file,
         args.listen,
         args.data_dir.clone(),
         args.memory,
-        None,
+        args.metrics_listen,
         args.log_format,
         args.insecure,
     ) {
@@ -60,8 +82,12 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
         }
     };
     init_logs(config.log_format);
-    if config.tls.is_some() {
-        eprintln!("error: TLS is not implemented yet; terminate TLS in front of the service");
+    // Read and check the TLS files now: a bad file is a configuration error (exit 2),
+    // said before anything is opened or bound.
+    if let Some(tls) = &config.tls
+        && let Err(e) = crate::server::tls::server_config(tls)
+    {
+        eprintln!("error: {e}");
         return ExitCode::from(2);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -75,13 +101,16 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        let store = open_store(&config)?;
-        let listener = tokio::net::TcpListener::bind(config.listen)
+        let metrics = Arc::new(Metrics::new());
+        let store = open_store(&config, &metrics)?;
+        let grpc = tokio::net::TcpListener::bind(config.listen)
             .await
-            .map_err(|e| {
-                crate::server::run::ServeError(format!("listen {}: {e}", config.listen))
-            })?;
-        run(&config, store, listener, shutdown_signal()).await
+            .map_err(|e| ServeError(format!("listen {}: {e}", config.listen)))?;
+        let listeners = Listeners {
+            grpc,
+            metrics: bind_metrics(&config).await?,
+        };
+        run_with(&config, store, listeners, metrics, shutdown_signal()).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

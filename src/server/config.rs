@@ -19,14 +19,27 @@ pub enum LogFormat {
     Json,
 }
 
-/// TLS certificate and key (PEM files).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// The `[tls]` table as written: each path may also come from the environment or a flag.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct FileTls {
+    /// Certificate chain (PEM), the server's certificate first.
+    pub cert: Option<PathBuf>,
+    /// Private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub key: Option<PathBuf>,
+    /// CA certificates (PEM) that client certificates must chain to: mutual TLS.
+    pub client_ca: Option<PathBuf>,
+}
+
+/// TLS certificate and key (PEM files), resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsConfig {
     /// Certificate chain.
     pub cert: PathBuf,
     /// Private key.
     pub key: PathBuf,
+    /// Require client certificates issued by these CAs (mutual TLS).
+    pub client_ca: Option<PathBuf>,
 }
 
 /// The TOML file (every field optional).
@@ -46,7 +59,7 @@ pub struct FileConfig {
     /// Charge the side on move for time the service was down.
     pub charge_outage: Option<bool>,
     /// TLS.
-    pub tls: Option<TlsConfig>,
+    pub tls: Option<FileTls>,
     /// Bearer tokens and their roles.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
@@ -98,6 +111,48 @@ impl FileConfig {
             .map_err(|e| ConfigError(format!("config {}: {e}", path.display())))?;
         toml::from_str(&text).map_err(|e| ConfigError(format!("config {}: {e}", path.display())))
     }
+
+    /// Lays the TLS paths given by flags or the environment over the file's `[tls]`.
+    pub fn override_tls(
+        &mut self,
+        cert: Option<PathBuf>,
+        key: Option<PathBuf>,
+        client_ca: Option<PathBuf>,
+    ) {
+        if cert.is_none() && key.is_none() && client_ca.is_none() {
+            return;
+        }
+        let tls = self.tls.get_or_insert_with(FileTls::default);
+        tls.cert = cert.or(tls.cert.take());
+        tls.key = key.or(tls.key.take());
+        tls.client_ca = client_ca.or(tls.client_ca.take());
+    }
+}
+
+/// A complete TLS setting from the layered paths: a certificate needs its key and the
+/// other way round; a client CA needs both.
+fn resolve_tls(tls: Option<FileTls>) -> Result<Option<TlsConfig>, ConfigError> {
+    let Some(tls) = tls else { return Ok(None) };
+    match (tls.cert, tls.key) {
+        (Some(cert), Some(key)) => Ok(Some(TlsConfig {
+            cert,
+            key,
+            client_ca: tls.client_ca,
+        })),
+        (Some(cert), None) => Err(ConfigError(format!(
+            "TLS: certificate {} given but no private key: set [tls] key, ARBITER_TLS_KEY or --tls-key",
+            cert.display()
+        ))),
+        (None, Some(key)) => Err(ConfigError(format!(
+            "TLS: private key {} given but no certificate: set [tls] cert, ARBITER_TLS_CERT or --tls-cert",
+            key.display()
+        ))),
+        (None, None) => Err(ConfigError(
+            "TLS: [tls] needs cert and key (or ARBITER_TLS_CERT/ARBITER_TLS_KEY, --tls-cert/--tls-key); \
+             client_ca alone does not enable TLS"
+                .into(),
+        )),
+    }
 }
 
 impl Config {
@@ -105,7 +160,9 @@ impl Config {
     /// clap) and checks the result.
     ///
     /// # Errors
-    /// An open server (no tokens) on a non-loopback address without `insecure`.
+    /// An open server (no tokens) on a non-loopback address without `insecure`; an
+    /// incomplete TLS setting (certificate without key, key without certificate). TLS does
+    /// not lift the open-server rule: tokens decide who may act, TLS only hides them.
     pub fn resolve(
         file: FileConfig,
         listen: Option<SocketAddr>,
@@ -132,7 +189,7 @@ impl Config {
             log_format: log_format.or(file.log_format).unwrap_or_default(),
             insecure: insecure || file.insecure.unwrap_or(false),
             charge_outage: file.charge_outage.unwrap_or(false),
-            tls: file.tls,
+            tls: resolve_tls(file.tls)?,
             tokens: file.tokens,
         };
         if config.tokens.is_empty() && !config.listen.ip().is_loopback() && !config.insecure {

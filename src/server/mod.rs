@@ -3,5 +3,7 @@
 
 pub mod auth;
 pub mod config;
+pub mod metrics;
 pub mod registry;
 pub mod run;
+pub mod tls;

@@ -14,7 +14,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Mutex, Notify, RwLock, broadcast};
 
-use crate::game::{Actor, Command, GameError, GameEvent, GameSettings, Now, Session};
+use super::metrics::Metrics;
+use crate::game::{Actor, Command, EventKind, GameError, GameEvent, GameSettings, Now, Session};
 use crate::store::{EventStore, GameFilter, GameRecord, StoreError};
 
 /// A player as the game record names them.
@@ -162,18 +163,34 @@ pub struct Registry {
     timeline: Timeline,
     charge_outage: bool,
     next_id: std::sync::atomic::AtomicU64,
+    metrics: Arc<Metrics>,
 }
 
 impl Registry {
     /// A registry over a store.
     pub fn new(store: Arc<dyn EventStore>, charge_outage: bool) -> Arc<Registry> {
+        Self::with_metrics(store, charge_outage, Arc::new(Metrics::new()))
+    }
+
+    /// A registry over a store, counting into `metrics`.
+    pub fn with_metrics(
+        store: Arc<dyn EventStore>,
+        charge_outage: bool,
+        metrics: Arc<Metrics>,
+    ) -> Arc<Registry> {
         Arc::new(Registry {
             store,
             games: RwLock::new(HashMap::new()),
             timeline: Timeline::start(),
             charge_outage,
             next_id: std::sync::atomic::AtomicU64::new(0),
+            metrics,
         })
+    }
+
+    /// The metrics it counts into.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
     }
 
     /// The store.
@@ -227,6 +244,7 @@ impl Registry {
         self.store
             .create_game_with_events(record, Self::encode(std::slice::from_ref(&first)))
             .await?;
+        self.metrics.events_appended(1);
         let handle = self.insert(meta, session).await;
         Ok(handle)
     }
@@ -237,6 +255,9 @@ impl Registry {
         let mut games = self.games.write().await;
         if let Some(existing) = games.get(&meta.id) {
             return existing.clone();
+        }
+        if session.result().is_none() {
+            self.metrics.game_started();
         }
         let (tx, _) = broadcast::channel(1024);
         let handle = Arc::new(GameHandle {
@@ -321,6 +342,7 @@ impl Registry {
         cmd: Command,
         expected_seq: Option<u64>,
     ) -> Result<Vec<Arc<GameEvent>>, RegistryError> {
+        let received = Instant::now();
         let handle = self.game(id).await?;
         let mut state = handle.state.lock().await;
         if let Some(expected) = expected_seq
@@ -346,7 +368,11 @@ impl Registry {
             Ok((next, ev)) => {
                 let mut events = ticked.map(|(_, e)| e).unwrap_or_default();
                 events.extend(ev);
-                self.commit(&handle, &mut state, next, events).await
+                let acked = self.commit(&handle, &mut state, next, events).await;
+                if acked.is_ok() {
+                    self.metrics.acknowledged(received.elapsed());
+                }
+                acked
             }
             Err(e) => {
                 if let Some((ticked, events)) = ticked {
@@ -373,8 +399,15 @@ impl Registry {
         self.store
             .append(&handle.meta.id, state.last_seq() + 1, Self::encode(&events))
             .await?;
+        self.metrics.events_appended(events.len());
+        for e in &events {
+            if matches!(e.kind, EventKind::MovePlayed { .. }) {
+                self.metrics.move_accepted(next.variant());
+            }
+        }
         *state = next;
         if !was_finished && state.result().is_some() {
+            self.metrics.game_finished();
             self.store.update_game(&handle.meta.id, true, None).await?;
         }
         let events: Vec<Arc<GameEvent>> = events.into_iter().map(Arc::new).collect();

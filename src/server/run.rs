@@ -2,15 +2,20 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Instant;
 
 use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tonic::codegen::http;
 use tonic::transport::server::TcpIncoming;
 
 use super::auth::Tokens;
 use super::config::Config;
+use super::metrics::{self, Metrics};
 use super::registry::Registry;
+use super::tls;
 use crate::api::{Api, pb};
-use crate::store::{EventStore, MemoryStore, SqliteStore};
+use crate::store::{EventStore, MemoryStore, SqliteOptions, SqliteStore};
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug)]
@@ -24,15 +29,23 @@ impl std::fmt::Display for ServeError {
 
 impl std::error::Error for ServeError {}
 
-/// Opens the configured store: SQLite in the data directory, or memory.
+/// Opens the configured store: SQLite in the data directory (its commits timed into
+/// `metrics`), or memory.
 ///
 /// # Errors
 /// The database cannot be opened.
-pub fn open_store(config: &Config) -> Result<Arc<dyn EventStore>, ServeError> {
+pub fn open_store(
+    config: &Config,
+    metrics: &Arc<Metrics>,
+) -> Result<Arc<dyn EventStore>, ServeError> {
     match &config.data_dir {
         Some(dir) => {
             let path = dir.join("arbiter.sqlite");
-            let store = SqliteStore::open(&path)
+            let options = SqliteOptions {
+                commit_observer: Some(metrics.clone()),
+                ..SqliteOptions::default()
+            };
+            let store = SqliteStore::open_with(&path, options)
                 .map_err(|e| ServeError(format!("event log {}: {e}", path.display())))?;
             tracing::info!(path = %path.display(), "event log open (SQLite, WAL, synchronous=FULL)");
             Ok(Arc::new(store))
@@ -44,24 +57,129 @@ pub fn open_store(config: &Config) -> Result<Arc<dyn EventStore>, ServeError> {
     }
 }
 
-/// Serves on `listener` until `shutdown` resolves: recovers every unfinished game first
-/// (health reports SERVING only then), then answers RPCs; on shutdown stops accepting,
-/// lets running calls finish and ends the streams.
+/// The sockets the server answers on.
+#[derive(Debug)]
+pub struct Listeners {
+    /// gRPC (TLS if configured).
+    pub grpc: TcpListener,
+    /// Prometheus `/metrics` over plain HTTP, if any.
+    pub metrics: Option<TcpListener>,
+}
+
+/// Serves gRPC on `listener` until `shutdown` resolves, and `/metrics` on
+/// `config.metrics_listen` if set; see [`run_with`].
 ///
 /// # Errors
-/// Recovery or the transport failing.
+/// The metrics address cannot be bound; as [`run_with`].
 pub async fn run(
     config: &Config,
     store: Arc<dyn EventStore>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let registry = Registry::new(store, config.charge_outage);
+    let listeners = Listeners {
+        grpc: listener,
+        metrics: bind_metrics(config).await?,
+    };
+    run_with(config, store, listeners, Arc::new(Metrics::new()), shutdown).await
+}
+
+/// Binds `config.metrics_listen`, if set.
+///
+/// # Errors
+/// The address cannot be bound.
+pub async fn bind_metrics(config: &Config) -> Result<Option<TcpListener>, ServeError> {
+    match config.metrics_listen {
+        None => Ok(None),
+        Some(addr) => TcpListener::bind(addr)
+            .await
+            .map(Some)
+            .map_err(|e| ServeError(format!("metrics_listen {addr}: {e}"))),
+    }
+}
+
+/// Serves until `shutdown` resolves: `/metrics` at once (if a listener is given), then
+/// recovers every unfinished game (health reports SERVING only then) and answers RPCs,
+/// with TLS if configured; on shutdown stops accepting on both ports, lets running calls
+/// finish and ends the streams.
+///
+/// # Errors
+/// The TLS files, recovery or the transport failing.
+pub async fn run_with(
+    config: &Config,
+    store: Arc<dyn EventStore>,
+    listeners: Listeners,
+    metrics: Arc<Metrics>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    // One signal, two listeners: the gRPC server and the metrics one both stop on it.
+    let (stop, stopped) = watch::channel(false);
+    let signal = tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    let metrics_task = listeners.metrics.map(|listener| {
+        tracing::info!(addr = ?listener.local_addr().ok(), "metrics at /metrics");
+        tokio::spawn(metrics::serve(
+            metrics.clone(),
+            listener,
+            stop_signal(stopped.clone()),
+        ))
+    });
+    let result = serve_grpc(config, store, listeners.grpc, metrics, stop_signal(stopped)).await;
+    signal.abort();
+    if let Some(task) = metrics_task {
+        // Already stopped after a shutdown signal; stopped here after an error.
+        task.abort();
+        let _ = task.await;
+    }
+    result
+}
+
+async fn stop_signal(mut stopped: watch::Receiver<bool>) {
+    // An error means the sender is gone without a signal: the server is ending anyway.
+    let _ = stopped.wait_for(|s| *s).await;
+}
+
+/// Counts a refused RPC by the grpc-status its response carries at once (a
+/// "trailers-only" answer: the handler returned an error before any message).
+fn count_refusal(metrics: &Metrics, response: &http::Response<tonic::body::Body>) {
+    if let Some(code) = response
+        .headers()
+        .get("grpc-status")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<i32>().ok())
+    {
+        metrics.rejected(code);
+    }
+}
+
+async fn serve_grpc(
+    config: &Config,
+    store: Arc<dyn EventStore>,
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let tls = config
+        .tls
+        .as_ref()
+        .map(tls::server_config)
+        .transpose()
+        .map_err(|e| ServeError(e.0))?;
+    let registry = Registry::with_metrics(store, config.charge_outage, metrics.clone());
     let tokens = Arc::new(Tokens::new(&config.tokens));
+    let addr = listener.local_addr().unwrap_or(config.listen);
     if tokens.is_open() {
         tracing::warn!(
             listen = %config.listen,
             "no tokens configured: every caller is an arbiter (open mode, loopback only unless --insecure)"
+        );
+    } else if tls.is_none() && !addr.ip().is_loopback() {
+        tracing::warn!(
+            listen = %addr,
+            "bearer tokens travel in plaintext: no TLS on a non-loopback address; \
+             configure [tls] or terminate TLS in front of the service"
         );
     }
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
@@ -77,11 +195,13 @@ pub async fn run(
             .set_service_status(name, tonic_health::ServingStatus::NotServing)
             .await;
     }
+    let started = Instant::now();
     let recovered = registry
         .recover()
         .await
         .map_err(|e| ServeError(format!("recovery: {e}")))?;
-    tracing::info!(games = recovered, "recovered unfinished games");
+    metrics.recovered(started.elapsed(), recovered);
+    tracing::info!(games = recovered, took = ?started.elapsed(), "recovered unfinished games");
     for name in names.iter().copied().chain([""]) {
         health_reporter
             .set_service_status(name, tonic_health::ServingStatus::Serving)
@@ -92,8 +212,20 @@ pub async fn run(
         .build_v1()
         .map_err(|e| ServeError(format!("reflection: {e}")))?;
     let api = Api::new(registry, tokens);
-    tracing::info!(addr = ?listener.local_addr().ok(), "serving");
-    tonic::transport::Server::builder()
+    tracing::info!(addr = ?listener.local_addr().ok(), tls = tls.is_some(), "serving");
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = tls {
+        builder = builder
+            .tls_config(tls)
+            .map_err(|e| ServeError(format!("TLS: {}", tls::error_chain(&e))))?;
+    }
+    builder
+        .layer(tower::util::MapResponseLayer::new(
+            move |response: http::Response<tonic::body::Body>| {
+                count_refusal(&metrics, &response);
+                response
+            },
+        ))
         .add_service(health_service)
         .add_service(reflection)
         .add_service(pb::rules_service_server::RulesServiceServer::new(

@@ -23,6 +23,13 @@ pub use memory::MemoryStore;
 pub use record::{GameFilter, GameRecord, StoredEvent, sort_games};
 pub use sqlite::{SqliteOptions, SqliteStore};
 
+/// Told the duration of every commit of the SQLite writer (the transaction's COMMIT, where
+/// `synchronous=FULL` fsyncs the WAL), on the writer thread: keep it to a few atomics.
+pub trait CommitObserver: Send + Sync + std::fmt::Debug {
+    /// A commit took `took` (failed commits included).
+    fn committed(&self, took: std::time::Duration);
+}
+
 /// A durable, append-only log of game events plus a table of games.
 ///
 /// Every method is atomic: it either does all it says or nothing. Stores are shared

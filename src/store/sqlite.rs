@@ -21,6 +21,8 @@ pub struct SqliteOptions {
     pub queue_capacity: usize,
     /// How many idle read connections to keep.
     pub max_idle_readers: usize,
+    /// Told how long each commit took (the fsync histogram of the metrics).
+    pub commit_observer: Option<Arc<dyn super::CommitObserver>>,
 }
 
 impl Default for SqliteOptions {
@@ -29,6 +31,7 @@ impl Default for SqliteOptions {
             max_batch: 1024,
             queue_capacity: 4096,
             max_idle_readers: 4,
+            commit_observer: None,
         }
     }
 }
@@ -85,9 +88,10 @@ impl SqliteStore {
 
         let (tx, rx) = mpsc::channel(options.queue_capacity.max(1));
         let max_batch = options.max_batch.max(1);
+        let observer = options.commit_observer;
         std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || writer::run(conn, rx, max_batch))?;
+            .spawn(move || writer::run(conn, rx, max_batch, observer))?;
 
         let readers = Arc::new(ReaderPool {
             path: path.clone(),

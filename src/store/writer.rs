@@ -10,13 +10,14 @@
 //! Why a thread and not a tokio task: rusqlite calls block, and an fsync can take
 //! milliseconds; a dedicated thread never stalls the runtime's workers.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::{mpsc, oneshot};
 
 use super::record::now_ms;
-use super::{GameRecord, StoreError};
+use super::{CommitObserver, GameRecord, StoreError};
 
 /// A caller waiting for its answer.
 pub enum Reply {
@@ -83,7 +84,13 @@ pub struct Request {
 }
 
 /// Runs the writer until every sender is dropped or a `Close` arrives.
-pub fn run(mut conn: Connection, mut rx: mpsc::Receiver<Request>, max_batch: usize) {
+pub fn run(
+    mut conn: Connection,
+    mut rx: mpsc::Receiver<Request>,
+    max_batch: usize,
+    observer: Option<Arc<dyn CommitObserver>>,
+) {
+    let observer = observer.as_deref();
     let mut batch = Vec::with_capacity(max_batch);
     // How many callers the last commit answered, and how long it took (see `linger`).
     let mut last_batch = 1;
@@ -99,14 +106,14 @@ pub fn run(mut conn: Connection, mut rx: mpsc::Receiver<Request>, max_batch: usi
             None => {
                 last_batch = batch.len();
                 let started = Instant::now();
-                write_batch(&mut conn, batch.drain(..));
+                write_batch(&mut conn, batch.drain(..), observer);
                 last_commit = started.elapsed();
             }
             Some(i) => {
                 // Requests queued after the Close are refused like those that come later.
                 let rest: Vec<Request> = batch.drain(i + 1..).collect();
                 let Some(close) = batch.pop() else { break };
-                write_batch(&mut conn, batch.drain(..));
+                write_batch(&mut conn, batch.drain(..), observer);
                 rx.close();
                 for request in rest {
                     request.reply.send(Err(StoreError::Closed));
@@ -169,11 +176,15 @@ fn linger(
 /// for a savepoint per request. A request that fails *while* writing (an engine error
 /// after some of its rows went in) is the rare case: the transaction is rolled back and
 /// the batch replayed without that request.
-fn write_batch(conn: &mut Connection, batch: impl Iterator<Item = Request>) {
+fn write_batch(
+    conn: &mut Connection,
+    batch: impl Iterator<Item = Request>,
+    observer: Option<&dyn CommitObserver>,
+) {
     let mut requests: Vec<Request> = batch.collect();
     let written_at_ms = now_ms();
     loop {
-        match try_batch(conn, &requests, written_at_ms) {
+        match try_batch(conn, &requests, written_at_ms, observer) {
             Attempt::Committed(results) => {
                 for (request, result) in requests.into_iter().zip(results) {
                     request.reply.send(result);
@@ -209,7 +220,12 @@ enum Attempt {
     BatchFailed(StoreError),
 }
 
-fn try_batch(conn: &mut Connection, requests: &[Request], written_at_ms: i64) -> Attempt {
+fn try_batch(
+    conn: &mut Connection,
+    requests: &[Request],
+    written_at_ms: i64,
+    observer: Option<&dyn CommitObserver>,
+) -> Attempt {
     let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
         Err(e) => return Attempt::BatchFailed(e.into()),
@@ -228,7 +244,13 @@ fn try_batch(conn: &mut Connection, requests: &[Request], written_at_ms: i64) ->
             Err(error) => return Attempt::RequestFailed { index, error },
         }
     }
-    match tx.commit() {
+    // The commit is where synchronous=FULL fsyncs the WAL: that is what the observer times.
+    let started = Instant::now();
+    let committed = tx.commit();
+    if let Some(observer) = observer {
+        observer.committed(started.elapsed());
+    }
+    match committed {
         Ok(()) => Attempt::Committed(results),
         Err(e) => Attempt::BatchFailed(e.into()),
     }
@@ -398,6 +420,38 @@ mod tests {
         rx.try_recv().expect("answered once the batch is committed")
     }
 
+    #[derive(Debug, Default)]
+    struct Commits(std::sync::Mutex<Vec<Duration>>);
+
+    impl CommitObserver for Commits {
+        fn committed(&self, took: Duration) {
+            self.0.lock().expect("lock").push(took);
+        }
+    }
+
+    /// The observer (the metrics' fsync histogram) hears of every commit once: a batch of
+    /// three is one commit, a refused request inside it does not add one.
+    #[test]
+    fn every_commit_is_timed_once() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
+        schema::prepare_writer(&mut conn).expect("schema");
+        let commits = Commits::default();
+        let (r1, a1) = request(create("a"));
+        let (r2, _) = request(create("a"));
+        let (r3, a3) = request(append("a", 1, 2));
+        write_batch(&mut conn, vec![r1, r2, r3].into_iter(), Some(&commits));
+        answer(a1).expect("created");
+        assert_eq!(answer(a3).expect("appended"), 2);
+        assert_eq!(commits.0.lock().expect("lock").len(), 1);
+        let (r, a) = request(append("a", 3, 1));
+        write_batch(&mut conn, std::iter::once(r), Some(&commits));
+        answer(a).expect("appended");
+        let times = commits.0.lock().expect("lock");
+        assert_eq!(times.len(), 2);
+        assert!(times.iter().all(|t| *t > Duration::ZERO), "{times:?}");
+    }
+
     /// One batch mixing good and bad requests: the bad ones fail alone, the good ones
     /// (including one that builds on an earlier request of the same batch) commit.
     #[test]
@@ -409,7 +463,7 @@ mod tests {
         let (r1, a1) = request(create("a"));
         let (r2, a2) = request(create("b"));
         let (r3, a3) = request(create("a"));
-        write_batch(&mut conn, vec![r1, r2, r3].into_iter());
+        write_batch(&mut conn, vec![r1, r2, r3].into_iter(), None);
         assert_eq!(answer(a1).expect("a created"), 0);
         assert_eq!(answer(a2).expect("b created"), 0);
         assert!(matches!(answer(a3), Err(StoreError::GameExists(id)) if id == "a"));
@@ -419,7 +473,7 @@ mod tests {
         let (r3, a3) = request(append("a", 3, 1));
         let (r4, a4) = request(append("nobody", 1, 1));
         let (r5, a5) = request(append("b", 1, 3));
-        write_batch(&mut conn, vec![r1, r2, r3, r4, r5].into_iter());
+        write_batch(&mut conn, vec![r1, r2, r3, r4, r5].into_iter(), None);
         assert_eq!(answer(a1).expect("a 1..=2"), 2);
         assert!(matches!(
             answer(a2),
@@ -454,7 +508,7 @@ mod tests {
         .expect("trigger");
         let (r1, a1) = request(create("a"));
         let (r2, a2) = request(create("b"));
-        write_batch(&mut conn, vec![r1, r2].into_iter());
+        write_batch(&mut conn, vec![r1, r2].into_iter(), None);
         answer(a1).expect("a");
         answer(a2).expect("b");
 
@@ -465,7 +519,7 @@ mod tests {
             payloads: vec![b"good".to_vec(), b"good".to_vec(), b"bad".to_vec()],
         });
         let (r3, a3) = request(append("a", 2, 1));
-        write_batch(&mut conn, vec![r1, r2, r3].into_iter());
+        write_batch(&mut conn, vec![r1, r2, r3].into_iter(), None);
         assert_eq!(answer(a1).expect("a 1"), 1);
         assert!(matches!(answer(a2), Err(StoreError::Database(_))));
         assert_eq!(answer(a3).expect("a 2"), 2);
@@ -517,7 +571,7 @@ mod tests {
         let (r1, a1) = request(with_events("a", vec![b"one".to_vec(), b"two".to_vec()]));
         let (r2, a2) = request(with_events("b", vec![b"good".to_vec(), b"bad".to_vec()]));
         let (r3, a3) = request(with_events("a", vec![b"again".to_vec()]));
-        write_batch(&mut conn, vec![r1, r2, r3].into_iter());
+        write_batch(&mut conn, vec![r1, r2, r3].into_iter(), None);
         assert_eq!(answer(a1).expect("a with 2 events"), 2);
         assert!(matches!(answer(a2), Err(StoreError::Database(_))));
         assert!(matches!(answer(a3), Err(StoreError::GameExists(id)) if id == "a"));
@@ -538,7 +592,7 @@ mod tests {
             finished: true,
             metadata_json: None,
         });
-        write_batch(&mut conn, std::iter::once(r));
+        write_batch(&mut conn, std::iter::once(r), None);
         assert!(matches!(answer(a), Err(StoreError::GameNotFound(id)) if id == "x"));
     }
 }

@@ -1,0 +1,520 @@
+//! Prometheus metrics: one [`Metrics`] handle shared by the registry, the store writer,
+//! the watch and board streams and the RPC edge, and the `/metrics` HTTP listener.
+//!
+//! Every hook on a request path is an atomic add: counters and gauges are
+//! `prometheus-client`'s (atomics), the per-variant and per-code counters are created up
+//! front so no label map is locked while serving, and the latency histograms are
+//! [`LatencyHistogram`], a fixed-bucket histogram of atomics (`prometheus-client`'s own
+//! histogram takes a mutex per observation).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+
+use crate::rules::Variant;
+use crate::store::CommitObserver;
+
+/// The content type of the OpenMetrics text format `prometheus-client` writes; Prometheus
+/// asks for it and parses it.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Bucket upper bounds (seconds) of the fsync histogram: 50 µs to 1 s.
+const FSYNC_BUCKETS: &[f64] = &[
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+];
+
+/// Bucket upper bounds (seconds) of the ack latency histogram: 100 µs to 5 s.
+const ACK_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+];
+
+/// A latency histogram with fixed buckets, lock-free: an observation is two atomic adds
+/// (its bucket and the sum in nanoseconds). The count is the sum of the buckets, so a
+/// scrape always sees buckets and count that agree.
+#[derive(Debug, Clone)]
+pub struct LatencyHistogram {
+    inner: Arc<HistogramInner>,
+}
+
+#[derive(Debug)]
+struct HistogramInner {
+    /// Upper bounds in seconds, ascending.
+    bounds: &'static [f64],
+    /// One per bound plus the `+Inf` bucket; not cumulative.
+    counts: Box<[AtomicU64]>,
+    sum_nanos: AtomicU64,
+}
+
+impl LatencyHistogram {
+    /// A histogram over `bounds` (seconds, ascending).
+    #[must_use]
+    pub fn new(bounds: &'static [f64]) -> LatencyHistogram {
+        LatencyHistogram {
+            inner: Arc::new(HistogramInner {
+                bounds,
+                counts: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(),
+                sum_nanos: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Records one duration.
+    pub fn observe(&self, d: Duration) {
+        let secs = d.as_secs_f64();
+        let bucket = self.inner.bounds.partition_point(|b| *b < secs);
+        self.inner.counts[bucket].fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.inner.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// How many durations were recorded.
+    #[must_use]
+    pub fn count(&self) -> u64 {
+        self.inner
+            .counts
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Sum of the recorded durations.
+    #[must_use]
+    pub fn sum(&self) -> Duration {
+        Duration::from_nanos(self.inner.sum_nanos.load(Ordering::Relaxed))
+    }
+}
+
+impl EncodeMetric for LatencyHistogram {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        // prometheus-client takes per-bucket counts and accumulates them itself; f64::MAX
+        // is its marker for the +Inf bucket.
+        let buckets: Vec<(f64, u64)> = self
+            .inner
+            .bounds
+            .iter()
+            .copied()
+            .chain([f64::MAX])
+            .zip(self.inner.counts.iter().map(|c| c.load(Ordering::Relaxed)))
+            .collect();
+        let count = buckets.iter().map(|(_, n)| n).sum();
+        encoder.encode_histogram::<NoLabelSet>(self.sum().as_secs_f64(), count, &buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+/// gRPC status codes 1..=16 by name (0, OK, is not a refusal).
+const CODES: [&str; 16] = [
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+];
+
+type Labels = Vec<(&'static str, &'static str)>;
+
+/// The service's metrics. Cheap to share (`Arc`); every method is a few atomic adds.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    moves: Vec<(Variant, Counter)>,
+    rejected: Vec<Counter>,
+    events_appended: Counter,
+    acks: Counter,
+    ack_latency: LatencyHistogram,
+    fsync: LatencyHistogram,
+    commits: Counter,
+    active_games: Gauge,
+    watchers: Gauge,
+    boards: Gauge,
+    recovery_seconds: Gauge<f64, AtomicU64>,
+    recovered_games: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// Every metric registered, at zero.
+    #[must_use]
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("arbiter");
+
+        let moves_family = Family::<Labels, Counter>::default();
+        let moves = Variant::ALL
+            .iter()
+            .map(|v| {
+                let c = moves_family
+                    .get_or_create(&vec![("variant", v.name())])
+                    .clone();
+                (*v, c)
+            })
+            .collect();
+        registry.register(
+            "moves_accepted",
+            "Moves accepted and durably recorded, by variant",
+            moves_family,
+        );
+
+        let rejected_family = Family::<Labels, Counter>::default();
+        let rejected = CODES
+            .iter()
+            .map(|code| {
+                rejected_family
+                    .get_or_create(&vec![("code", *code)])
+                    .clone()
+            })
+            .collect();
+        registry.register(
+            "requests_rejected",
+            "RPCs answered with an error status before any message, by gRPC status code",
+            rejected_family,
+        );
+
+        let events_appended = Counter::default();
+        registry.register(
+            "events_appended",
+            "Game events durably appended to the event log (commands, clock flags, recovery)",
+            events_appended.clone(),
+        );
+        let acks = Counter::default();
+        registry.register(
+            "commands_acknowledged",
+            "Commands acknowledged to their caller after their events were durable",
+            acks.clone(),
+        );
+        let ack_latency = LatencyHistogram::new(ACK_BUCKETS);
+        registry.register(
+            "ack_latency_seconds",
+            "Time from a command's receipt by the registry to its durable acknowledgement",
+            ack_latency.clone(),
+        );
+        let fsync = LatencyHistogram::new(FSYNC_BUCKETS);
+        registry.register(
+            "store_commit_seconds",
+            "Duration of one SQLite group commit (COMMIT with synchronous=FULL: the fsync)",
+            fsync.clone(),
+        );
+        let commits = Counter::default();
+        registry.register(
+            "store_commits",
+            "SQLite group commits (transactions) by the writer",
+            commits.clone(),
+        );
+        let active_games = Gauge::default();
+        registry.register(
+            "active_games",
+            "Unfinished games held in memory",
+            active_games.clone(),
+        );
+        let watchers = Gauge::default();
+        registry.register(
+            "watchers",
+            "Open WatchGame / WatchEvent streams",
+            watchers.clone(),
+        );
+        let boards = Gauge::default();
+        registry.register(
+            "boards_connected",
+            "Open electronic-board streams (BoardService.Connect)",
+            boards.clone(),
+        );
+        let recovery_seconds = Gauge::<f64, AtomicU64>::default();
+        registry.register(
+            "recovery_duration_seconds",
+            "How long the start-up recovery of unfinished games took",
+            recovery_seconds.clone(),
+        );
+        let recovered_games = Gauge::default();
+        registry.register(
+            "recovered_games",
+            "Unfinished games recovered at start-up",
+            recovered_games.clone(),
+        );
+        Metrics {
+            registry,
+            moves,
+            rejected,
+            events_appended,
+            acks,
+            ack_latency,
+            fsync,
+            commits,
+            active_games,
+            watchers,
+            boards,
+            recovery_seconds,
+            recovered_games,
+        }
+    }
+
+    /// A move of `variant` was recorded.
+    pub fn move_accepted(&self, variant: Variant) {
+        if let Some((_, c)) = self.moves.iter().find(|(v, _)| *v == variant) {
+            c.inc();
+        }
+    }
+
+    /// An RPC was refused with gRPC status `code` (1..=16; others are ignored).
+    pub fn rejected(&self, code: i32) {
+        if let Some(c) = usize::try_from(code)
+            .ok()
+            .and_then(|c| c.checked_sub(1))
+            .and_then(|i| self.rejected.get(i))
+        {
+            c.inc();
+        }
+    }
+
+    /// `n` events were durably appended.
+    pub fn events_appended(&self, n: usize) {
+        self.events_appended.inc_by(n as u64);
+    }
+
+    /// A command was acknowledged `latency` after its receipt.
+    pub fn acknowledged(&self, latency: Duration) {
+        self.acks.inc();
+        self.ack_latency.observe(latency);
+    }
+
+    /// A game became active (loaded unfinished, or created).
+    pub fn game_started(&self) {
+        self.active_games.inc();
+    }
+
+    /// An active game finished.
+    pub fn game_finished(&self) {
+        self.active_games.dec();
+    }
+
+    /// A watch stream opened; the guard closes it when dropped.
+    #[must_use]
+    pub fn watcher(self: &Arc<Self>) -> GaugeGuard {
+        GaugeGuard::new(self.watchers.clone())
+    }
+
+    /// A board stream opened; the guard closes it when dropped.
+    #[must_use]
+    pub fn board(self: &Arc<Self>) -> GaugeGuard {
+        GaugeGuard::new(self.boards.clone())
+    }
+
+    /// Start-up recovery took `took` and brought back `games` games.
+    pub fn recovered(&self, took: Duration, games: usize) {
+        self.recovery_seconds.set(took.as_secs_f64());
+        self.recovered_games
+            .set(i64::try_from(games).unwrap_or(i64::MAX));
+    }
+
+    /// The fsync (commit) histogram.
+    #[must_use]
+    pub fn commit_latency(&self) -> &LatencyHistogram {
+        &self.fsync
+    }
+
+    /// The ack latency histogram.
+    #[must_use]
+    pub fn ack_latency(&self) -> &LatencyHistogram {
+        &self.ack_latency
+    }
+
+    /// Everything in the OpenMetrics text format.
+    #[must_use]
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail; an encoding error would be a bug in a metric's
+        // encoder, and a scrape should then show what was written so far.
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
+            tracing::warn!(error = %e, "metrics encoding failed");
+        }
+        out
+    }
+}
+
+impl CommitObserver for Metrics {
+    fn committed(&self, took: Duration) {
+        self.commits.inc();
+        self.fsync.observe(took);
+    }
+}
+
+/// Increments a gauge now and decrements it when dropped (the end of a stream).
+#[derive(Debug)]
+pub struct GaugeGuard(Gauge);
+
+impl GaugeGuard {
+    fn new(gauge: Gauge) -> GaugeGuard {
+        gauge.inc();
+        GaugeGuard(gauge)
+    }
+}
+
+impl Drop for GaugeGuard {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+/// Serves `GET /metrics` on `listener` until `shutdown` resolves; then stops accepting and
+/// closes the port. One request per connection (no keep-alive), headers within 10 s.
+pub async fn serve(
+    metrics: Arc<Metrics>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    tokio::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait a little, keep serving.
+                    tracing::warn!(error = %e, "metrics accept");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let metrics = metrics.clone();
+                async move { Ok::<_, Infallible>(answer(&metrics, &req)) }
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .keep_alive(false)
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "metrics connection");
+            }
+        });
+    }
+    tracing::info!("metrics listener stopped");
+}
+
+fn answer(metrics: &Metrics, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+    let reply = |status: StatusCode, content_type: &str, body: String| {
+        let mut r = Response::new(Full::new(Bytes::from(body)));
+        *r.status_mut() = status;
+        if let Ok(v) = content_type.parse() {
+            r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+        }
+        r
+    };
+    if req.uri().path() != "/metrics" {
+        return reply(
+            StatusCode::NOT_FOUND,
+            "text/plain; charset=utf-8",
+            "not found: metrics are at /metrics\n".into(),
+        );
+    }
+    match *req.method() {
+        Method::GET => reply(StatusCode::OK, CONTENT_TYPE, metrics.render()),
+        Method::HEAD => reply(StatusCode::OK, CONTENT_TYPE, String::new()),
+        _ => {
+            let mut r = reply(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "text/plain; charset=utf-8",
+                "only GET /metrics\n".into(),
+            );
+            r.headers_mut().insert(
+                hyper::header::ALLOW,
+                hyper::header::HeaderValue::from_static("GET, HEAD"),
+            );
+            r
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The histogram's buckets and count agree, the +Inf bucket catches the rest, and the
+    /// sum is exact (Prometheus histogram semantics: `le` is an inclusive upper bound).
+    #[test]
+    fn histogram_buckets_are_inclusive_upper_bounds() {
+        let h = LatencyHistogram::new(&[0.001, 0.01]);
+        h.observe(Duration::from_micros(1000)); // exactly 1 ms: le="0.001"
+        h.observe(Duration::from_millis(5));
+        h.observe(Duration::from_secs(3)); // +Inf
+        assert_eq!(h.count(), 3);
+        assert_eq!(h.sum(), Duration::from_micros(3_006_000));
+        let counts: Vec<u64> = h
+            .inner
+            .counts
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .collect();
+        assert_eq!(counts, vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn render_names_every_metric_with_help() {
+        let m = Arc::new(Metrics::new());
+        m.move_accepted(Variant::International);
+        m.rejected(3);
+        m.rejected(0); // OK is not a refusal
+        m.rejected(99); // not a gRPC code
+        m.acknowledged(Duration::from_millis(2));
+        m.committed(Duration::from_micros(300));
+        let w = m.watcher();
+        let text = m.render();
+        for line in [
+            "arbiter_moves_accepted_total{variant=\"international\"} 1",
+            "arbiter_moves_accepted_total{variant=\"russian\"} 0",
+            "arbiter_requests_rejected_total{code=\"INVALID_ARGUMENT\"} 1",
+            "arbiter_commands_acknowledged_total 1",
+            "arbiter_ack_latency_seconds_count 1",
+            "arbiter_ack_latency_seconds_bucket{le=\"0.0025\"} 1",
+            "arbiter_ack_latency_seconds_bucket{le=\"0.001\"} 0",
+            "arbiter_ack_latency_seconds_bucket{le=\"+Inf\"} 1",
+            "arbiter_store_commit_seconds_count 1",
+            "arbiter_store_commits_total 1",
+            "arbiter_watchers 1",
+            "# HELP arbiter_active_games Unfinished games held in memory.",
+            "# TYPE arbiter_store_commit_seconds histogram",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in\n{text}");
+        }
+        assert_eq!(
+            text.matches("arbiter_requests_rejected_total{").count(),
+            16,
+            "one series per non-OK code, created up front"
+        );
+        drop(w);
+        assert!(m.render().contains("arbiter_watchers 0"));
+    }
+}
