@@ -53,6 +53,19 @@ fn tow_variant_is_named_towers_and_starts_as_russian() {
 }
 
 #[test]
+fn tow_stacks_keep_the_position_small_and_copy() {
+    // The stacks are three words, zero in every other variant (src/rules/position.rs).
+    fn copy<T: Copy>() {}
+    copy::<Position>();
+    assert!(std::mem::size_of::<Position>() <= 48);
+    // The API names the variant VARIANT_TOWERS (= 11) both ways.
+    use draughts_arbiter::api::{convert, pb};
+    assert_eq!(convert::variant(pb::Variant::Towers as i32), Ok(V));
+    assert_eq!(convert::variant_pb(V), pb::Variant::Towers);
+    assert_eq!(pb::Variant::Towers as i32, 11);
+}
+
+#[test]
 fn tow_a_captured_piece_goes_under_the_capturing_tower() {
     let p = play(&pos("W:Wc3:Bd4,h8"), "c3:e5");
     assert_eq!(top(&p, "e5"), Some((White, false)));
