@@ -648,10 +648,10 @@ static FRISIAN: Rules = Rules {
 ///   at the bottom", bonaludo.com "Towers draughts: Bashni and Laska", 2017; "placed
 ///   under the capturing piece", lehi-innovation.github.io boardgame-rules "Bashni");
 /// - a tower may not be jumped twice in one capture: the Turkish-strike rule RU 1.5.9
-///   holds, and the captured pieces go under only after the whole move (the rules of the
-///   Bashni app by kirlanik, Google Play "BashniDraughts": "if a capturing piece comes
-///   back to a square with an already captured piece, the capture stops"). No source
-///   allows a second jump;
+///   holds, and the captured pieces go under only after the whole move (the rules shown
+///   with the Bashni Draughts app, com.kirlanik.BashniDraughts, on its wingame.info store
+///   page: when a capturing piece comes back to a square whose piece is already captured,
+///   the capture stops). No source found allows a second jump;
 /// - the win condition is Russian (RU 1.8): a side with no tower of its colour on top, or
 ///   none that can move, loses;
 /// - the draw rules are Russian (RU 1.9.x); the piece counts of RU 1.9.1(c)–(e) / 2013
