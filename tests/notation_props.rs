@@ -42,6 +42,46 @@ fn position() -> impl Strategy<Value = Position> {
         })
 }
 
+/// A random towers position (TOW): each dark square empty or a stack of one to four
+/// pieces of random colours, the top a man or a king; at most 12 pieces a side (RU 1.3).
+fn towers_position() -> impl Strategy<Value = Position> {
+    (
+        proptest::collection::vec((0u8..12, any::<u8>(), any::<bool>()), 32),
+        any::<bool>(),
+    )
+        .prop_filter_map("illegal setup", |(cells, white_to_move)| {
+            let v = Variant::Towers;
+            let turn = if white_to_move {
+                Color::White
+            } else {
+                Color::Black
+            };
+            let mut setup = Setup::empty(v, turn);
+            for (sq, (height, colours, king)) in v.geometry().order.iter().zip(cells) {
+                // Heights 1..=3 on a quarter of the squares, so that most setups keep to 12 a side.
+                let height = if height > 3 { 0 } else { height };
+                if height == 0 {
+                    continue;
+                }
+                let colour = |i: u8| {
+                    if colours >> i & 1 == 1 {
+                        Color::Black
+                    } else {
+                        Color::White
+                    }
+                };
+                *setup.pieces_mut(colour(0)) |= sq.bit();
+                if king {
+                    setup.kings |= sq.bit();
+                }
+                if height > 1 {
+                    setup.stacks.insert(*sq, (1..height).map(colour).collect());
+                }
+            }
+            Position::from_setup(&setup).ok()
+        })
+}
+
 /// A position reached by random legal moves from the start.
 fn played() -> impl Strategy<Value = Position> {
     (variant(), proptest::collection::vec(any::<u16>(), 0..80)).prop_map(|(v, choices)| {
@@ -70,8 +110,19 @@ proptest! {
         prop_assert_eq!(parse_fen(&alg, pos.variant()).expect("own algebraic fen"), pos);
     }
 
+    /// The towers FEN stack extension (README "Towers FEN") round-trips, numeric and
+    /// algebraic, and so does the unchecked setup.
     #[test]
-    fn move_notation_round_trips(pos in prop_oneof![position(), played()]) {
+    fn towers_fen_round_trips(pos in towers_position()) {
+        let fen = write_fen(&pos);
+        prop_assert_eq!(parse_fen(&fen, Variant::Towers).expect("own fen"), pos);
+        let alg = write_fen_styled(&pos, FenStyle::Algebraic);
+        prop_assert_eq!(parse_fen(&alg, Variant::Towers).expect("own algebraic fen"), pos);
+        prop_assert_eq!(Position::from_setup(&pos.to_setup()).expect("own setup"), pos);
+    }
+
+    #[test]
+    fn move_notation_round_trips(pos in prop_oneof![position(), played(), towers_position()]) {
         for mv in pos.legal_moves() {
             let short = write_move(&pos, &mv);
             let parsed = parse_move(&short, &pos).expect("own notation");

@@ -14,10 +14,11 @@ use crate::rules::{Position, Variant};
 #[derive(Debug, Args)]
 pub struct MovesArgs {
     /// The variant: russian, international, english, brazilian, pool, italian, giveaway,
-    /// antidraughts, russian80, diagonal.
+    /// antidraughts, turkish, frisian, russian80, diagonal, towers.
     #[arg(long, value_parser = super::parse_variant)]
     pub variant: Variant,
-    /// One position (PDN FEN); the start position if neither this nor --fen-file is given.
+    /// One position (PDN FEN; towers stacks as `c3(bw)`, README "Towers FEN"); the start
+    /// position if neither this nor --fen-file is given.
     #[arg(long, conflicts_with = "fen_file")]
     pub fen: Option<String>,
     /// A file with one FEN per line (`-` for standard input).

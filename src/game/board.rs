@@ -7,10 +7,19 @@ use super::decide::{Tx, cite};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, IrregularityKind, MoveSource};
 use crate::notation::square::square_number;
-use crate::rules::variant::CaptureChoice;
+use crate::rules::variant::{CaptureChoice, Removal};
 use crate::rules::{Color, Move, Square};
 
 pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameError> {
+    // Towers: a board senses one piece per square, not the stack on it, so it cannot show
+    // which pieces a capture takes or frees; its input is refused, moves come as text.
+    if tx.s.variant().rules().removal == Removal::UnderCapturer {
+        return Err(GameError::not_allowed(
+            "electronic-board input is not supported for towers: a board senses single \
+             pieces, not stacks; submit moves with SubmitMove",
+            "TOW",
+        ));
+    }
     if tx.s.result.is_some() {
         return Err(GameError::GameOver);
     }

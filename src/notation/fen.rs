@@ -3,6 +3,12 @@
 //! The reader takes numbers or algebraic squares, `K` before a king, numeric ranges
 //! (`21-32`, also `K1-3`), a trailing dot, spaces, lidraughts' `:H`/`:F` counters (ignored)
 //! and a side with no pieces written as a bare `:W` or `:B` (or left out).
+//!
+//! Towers FEN (README "Towers FEN"): a square may be followed by the pieces beneath its top,
+//! top down, as `w` / `b` letters in parentheses: `W:Wc3(bw),Kd4:Bf6` is a white man on c3
+//! over a black man over a white man. Pieces beneath a top are always men (TOW), so a
+//! colour is all they need. A square without parentheses is a lone piece, so every plain
+//! FEN is a valid towers FEN.
 
 use std::fmt;
 
@@ -32,6 +38,8 @@ pub enum FenError {
     Duplicate(String),
     /// A side is listed twice.
     DuplicateSide(Color),
+    /// A towers stack suffix `(…)` is wrong.
+    BadStack(String),
     /// The pieces do not make a legal position.
     Position(PositionError),
 }
@@ -47,6 +55,11 @@ impl fmt::Display for FenError {
             FenError::BadRange(t) => write!(f, "bad range '{t}'"),
             FenError::Duplicate(t) => write!(f, "square {t} listed twice"),
             FenError::DuplicateSide(c) => write!(f, "{c} pieces listed twice"),
+            FenError::BadStack(t) => write!(
+                f,
+                "bad stack '{t}': the pieces beneath a top are w/b letters in parentheses \
+                 after one square, top down, e.g. c3(bw)"
+            ),
             FenError::Position(e) => write!(f, "{e}"),
         }
     }
@@ -95,6 +108,26 @@ pub fn parse_setup(fen: &str, variant: Variant) -> Result<Setup, FenError> {
                 Some(rest) => (true, rest.trim()),
                 None => (false, item),
             };
+            let (body, beneath) = match body.split_once('(') {
+                Some((sq, rest)) => {
+                    let bad = || FenError::BadStack(item.to_string());
+                    let letters = rest.trim().strip_suffix(')').ok_or_else(bad)?;
+                    let colors = letters
+                        .trim()
+                        .chars()
+                        .map(|c| match c {
+                            'w' | 'W' => Ok(Color::White),
+                            'b' | 'B' => Ok(Color::Black),
+                            _ => Err(bad()),
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    if colors.is_empty() || sq.contains('-') {
+                        return Err(bad());
+                    }
+                    (sq.trim(), colors)
+                }
+                None => (body, Vec::new()),
+            };
             let square = |t: &str| {
                 parse_square(t, variant).map_err(|error| FenError::Square { color, error })
             };
@@ -123,6 +156,9 @@ pub fn parse_setup(fen: &str, variant: Variant) -> Result<Setup, FenError> {
                 *setup.pieces_mut(color) |= sq.bit();
                 if king {
                     setup.kings |= sq.bit();
+                }
+                if !beneath.is_empty() {
+                    setup.stacks.insert(sq, beneath.clone());
                 }
             }
         }
@@ -186,26 +222,38 @@ pub fn write_fen_styled(pos: &Position, style: FenStyle) -> String {
             .collect();
         numbered.sort();
         let is_king = |s: Square| pos.kings() & s.bit() != 0;
+        // Written one by one: kings, and towers with their pieces beneath.
+        let single = |s: Square| (pos.kings() | pos.towers()) & s.bit() != 0;
         let mut i = 0;
         while i < numbered.len() {
             let (n, sq) = numbered[i];
-            if is_king(sq) || style == FenStyle::Algebraic {
+            if single(sq) || style == FenStyle::Algebraic {
                 let name = match style {
                     FenStyle::Numeric => n.to_string(),
                     FenStyle::Algebraic => square_name(sq, variant),
                 };
-                items.push(if is_king(sq) {
+                let mut item = if is_king(sq) {
                     format!("K{name}")
                 } else {
                     name
-                });
+                };
+                let beneath = pos.beneath(sq);
+                if !beneath.is_empty() {
+                    item.push('(');
+                    item.extend(beneath.iter().map(|c| match c {
+                        Color::White => 'w',
+                        Color::Black => 'b',
+                    }));
+                    item.push(')');
+                }
+                items.push(item);
                 i += 1;
                 continue;
             }
             let mut j = i;
             while j + 1 < numbered.len()
                 && numbered[j + 1].0 == numbered[j].0 + 1
-                && !is_king(numbered[j + 1].1)
+                && !single(numbered[j + 1].1)
             {
                 j += 1;
             }

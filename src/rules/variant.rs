@@ -38,12 +38,15 @@ pub enum Variant {
     Turkish,
     /// Frisian draughts, 10×10 with orthogonal captures; PDN GameType 40.
     Frisian,
+    /// Russian towers (stolbovye shashki): Russian rules, captured pieces go under the
+    /// capturing tower; no PDN GameType.
+    Towers,
 }
 
 impl Variant {
     /// Every variant, in declaration order (`ALL[v as usize] == v`; per-variant tables
     /// are indexed that way).
-    pub const ALL: [Variant; 12] = [
+    pub const ALL: [Variant; 13] = [
         Variant::Russian,
         Variant::International,
         Variant::English,
@@ -56,6 +59,7 @@ impl Variant {
         Variant::Diagonal,
         Variant::Turkish,
         Variant::Frisian,
+        Variant::Towers,
     ];
 
     /// The command-line and API name (`russian`, `international`, …).
@@ -73,6 +77,7 @@ impl Variant {
             Variant::Diagonal => "diagonal",
             Variant::Turkish => "turkish",
             Variant::Frisian => "frisian",
+            Variant::Towers => "towers",
         }
     }
 
@@ -101,6 +106,7 @@ impl Variant {
             Variant::Diagonal => &DIAGONAL,
             Variant::Turkish => &TURKISH,
             Variant::Frisian => &FRISIAN,
+            Variant::Towers => &TOWERS,
         }
     }
 
@@ -195,6 +201,11 @@ pub enum Removal {
     AfterMove,
     /// As each is jumped (Turkish draughts).
     Immediate,
+    /// Towers (TOW): only the top piece of a jumped tower is taken and it goes under the
+    /// capturing tower when the capture is over; until then the jumped towers block and
+    /// none may be jumped twice, as under [`Removal::AfterMove`]. What stays on the board
+    /// is kept in the position's stacks ([`crate::rules::Position::beneath`]).
+    UnderCapturer,
 }
 
 /// Who wins when the side to move has no piece or no legal move.
@@ -622,6 +633,40 @@ static FRISIAN: Rules = Rules {
     game_type: Some(40),
     main_road: &[],
     win_rule: "FR: no pieces or no moves loses",
+};
+
+/// Russian towers, stolbovye shashki (RULES.md, TOW; seed 000 "turnuri rusești"): the
+/// Russian board, start, moves and captures (compulsory, men capture backwards, flying
+/// kings, free choice, a man crowned mid-capture goes on as a king, RU 1.5.x), with
+/// [`Removal::UnderCapturer`]: a jumped tower loses only its top piece, which goes under
+/// the capturing tower once the capture is over; a tower moves and is crowned by its top
+/// piece; the piece revealed on a jumped tower decides its colour, and a king that was
+/// captured and is freed again is a man (seed 000).
+///
+/// Where the seed is silent the published descriptions decide:
+/// - the captured piece goes to the *bottom* of the capturing tower ("captured piece(s)
+///   at the bottom", bonaludo.com "Towers draughts: Bashni and Laska", 2017; "placed
+///   under the capturing piece", lehi-innovation.github.io boardgame-rules "Bashni");
+/// - a tower may not be jumped twice in one capture: the Turkish-strike rule RU 1.5.9
+///   holds, and the captured pieces go under only after the whole move (the rules shown
+///   with the Bashni Draughts app, com.kirlanik.BashniDraughts, on its wingame.info store
+///   page: when a capturing piece comes back to a square whose piece is already captured,
+///   the capture stops). No source found allows a second jump;
+/// - the win condition is Russian (RU 1.8): a side with no tower of its colour on top, or
+///   none that can move, loses;
+/// - the draw rules are Russian (RU 1.9.x); the piece counts of RU 1.9.1(c)–(e) / 2013
+///   7.2.x count each tower as one piece of its top's colour and kind: those rules weigh
+///   the forces that move and fight on the board, and a tower moves, captures and is
+///   captured as one unit (only its top can be taken at a time). The sources say nothing
+///   on this point.
+///
+/// No PDN GameType exists; the PDN writer leaves the tag out (as for the other variants
+/// without one) and `replay` needs `--variant towers`.
+static TOWERS: Rules = Rules {
+    removal: Removal::UnderCapturer,
+    game_type: None,
+    win_rule: "TOW: RU 1.8",
+    ..RUSSIAN_RULES
 };
 
 impl Rules {

@@ -1,4 +1,4 @@
-//! Zobrist hashing of (pieces, side to move), for repetition detection.
+//! Zobrist hashing of (pieces, stacks, side to move), for repetition detection.
 
 use super::Color;
 use super::position::Position;
@@ -53,5 +53,17 @@ pub fn hash(pos: &Position) -> u64 {
     if pos.turn() == Color::Black {
         h ^= BLACK_TO_MOVE;
     }
+    let mut towers = pos.towers();
+    while towers != 0 {
+        let s = towers.trailing_zeros() as u8;
+        towers &= towers - 1;
+        // One key per (square, pieces beneath): the colours and the height together.
+        let run = pos.run(s);
+        h ^= splitmix(
+            STACK_SEED ^ u64::from(s) ^ (u64::from(run.len) << 8) ^ (u64::from(run.colors) << 16),
+        );
+    }
     h
 }
+
+const STACK_SEED: u64 = 0x70E3_5000_0000_0000;
