@@ -25,7 +25,7 @@ impl std::fmt::Display for BadField {
 /// The domain variant of a protobuf variant.
 ///
 /// # Errors
-/// Unspecified, or a variant the rules core does not implement (towers, corners).
+/// Unspecified, or a variant the rules core does not implement (towers).
 pub fn variant(v: i32) -> Result<Variant, BadField> {
     let pv = pb::Variant::try_from(v).unwrap_or(pb::Variant::Unspecified);
     let name = match pv {
@@ -42,7 +42,8 @@ pub fn variant(v: i32) -> Result<Variant, BadField> {
         pb::Variant::Frisian => "frisian",
         pb::Variant::Russian80 => "russian80",
         pb::Variant::Diagonal => "diagonal",
-        pb::Variant::Towers | pb::Variant::Corners => {
+        pb::Variant::Corners => "corners",
+        pb::Variant::Towers => {
             return Err(BadField(format!(
                 "variant: {} is not implemented yet",
                 pv.as_str_name()
@@ -235,6 +236,8 @@ fn reason_pb(r: EndReason) -> i32 {
         EndReason::IncorrectClaimOnTime => pb::ResultReason::IncorrectClaimOnTime,
         EndReason::TouchPenalty => pb::ResultReason::TouchPenalty,
         EndReason::ArbiterDecision => pb::ResultReason::ArbiterDecision,
+        EndReason::CornerFilled => pb::ResultReason::CornerFilled,
+        EndReason::HomeNotLeft => pb::ResultReason::HomeNotLeft,
     }) as i32
 }
 

@@ -14,7 +14,7 @@ use crate::rules::{Position, Variant};
 #[derive(Debug, Args)]
 pub struct MovesArgs {
     /// The variant: russian, international, english, brazilian, pool, italian, giveaway,
-    /// antidraughts, russian80, diagonal.
+    /// antidraughts, turkish, frisian, russian80, diagonal, corners.
     #[arg(long, value_parser = super::parse_variant)]
     pub variant: Variant,
     /// One position (PDN FEN); the start position if neither this nor --fen-file is given.
