@@ -426,6 +426,46 @@ fn corn_1_session_equal_move_draw_is_final_even_with_referred_move_count_draws()
 }
 
 #[test]
+fn corn_2_session_reports_the_anti_stalling_loss_and_replays_from_its_events() {
+    let arbiter = Actor::Arbiter("a".into());
+    let (mut s, created) = Session::create(
+        GameSettings::new(V),
+        Some("W:Wa1,d4:Bh1"),
+        arbiter.clone(),
+        Now::from_mono(0),
+    )
+    .expect("create");
+    let mut log = vec![created];
+    log.extend(
+        s.handle(&arbiter, Command::Start, Now::from_mono(0))
+            .expect("start"),
+    );
+    let mut t = 0;
+    for i in 0..41 {
+        t += 1_000;
+        let (w, b) = if i % 2 == 0 {
+            ("d4-d5", "h1-h2")
+        } else {
+            ("d5-d4", "h2-h1")
+        };
+        log.extend(submit(&mut s, Color::White, w, t));
+        if s.result().is_some() {
+            break;
+        }
+        log.extend(submit(&mut s, Color::Black, b, t + 500));
+    }
+    let r = s.result().expect("decided");
+    assert_eq!(s.moves().len(), 81, "White lost with its 41st move");
+    assert_eq!(r.outcome, Outcome::BlackWins);
+    assert_eq!(r.reason, SessionEnd::HomeNotLeft);
+    assert_eq!(
+        r.rule.as_deref(),
+        Some("CORN 2-3: a piece on its own start squares after 40 moves")
+    );
+    assert_eq!(Session::replay(&log).expect("replays"), s);
+}
+
+#[test]
 fn corn_session_records_jump_chains_without_captures() {
     // The ring of `corn_1_a_chain_never_revisits…`: f6 is two jumps away either way.
     let mut s = session("W:Wd4,d5,e6,f5,e4:Bh1", |_| {});

@@ -1,8 +1,9 @@
 //! A game in progress: the position, the moves played, and the draw bookkeeping of the
 //! variant (RU 1.9.1 (c)–(g) and the 2013 edition 7.2.x, FMJD, English, Italian (FID),
-//! pool (APCA), giveaway, antidraughts, Turkish, Frisian), and the one move rule that
+//! pool (APCA), giveaway, antidraughts, Turkish, Frisian, corners), the one move rule that
 //! depends on history rather than on the position: the Frisian limit on moving the same
-//! king (see [`Game::legal_moves`]).
+//! king (see [`Game::legal_moves`]), and the corners race, whose win, equal-move and
+//! anti-stalling rules depend on the moves each side has made (see [`Game::outcome`]).
 //!
 //! Counting decisions (RULES.md, "Decision on counting"): "N moves" means N moves by each
 //! side; "its 15th / 5th move" counts the stronger side's moves, the first being its first
@@ -325,8 +326,10 @@ impl Game {
         self.counters.forty_moves = Some((side, 0));
     }
 
-    /// The position's outcome by the board itself (no pieces, no moves), counting a
-    /// [`Game::blocked_king`]'s moves out.
+    /// The decisive end of the game: by the board itself (no pieces, no moves), counting a
+    /// [`Game::blocked_king`]'s moves out; in a race (corners) also a filled corner, after
+    /// the equal-move rule, and the anti-stalling loss. The race's drawn end (both corners
+    /// filled with equal moves) is a [`DrawMode::Final`] verdict of [`Game::draws`].
     pub fn outcome(&self) -> Option<Outcome> {
         let pos = self.position();
         if let WinCondition::FillCorner { leave_home_within } = pos.variant().rules().win

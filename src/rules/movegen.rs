@@ -10,6 +10,11 @@
 //! A capture never turns 180° between two jumps. Turkish forbids it outright; wherever
 //! captured pieces stay until the move is over it is impossible anyway (the piece just
 //! jumped blocks the way back), so the rule is applied to every variant.
+//!
+//! Corners (ugolki) captures nothing: its moves are steps and chains of jumps over any
+//! piece ([`crate::rules::Rules::hops`]), one move per (start, end) pair with a canonical
+//! route (`generate_hops`). Its pieces have no capture directions and no kings, so the
+//! capture search never finds anything for it.
 
 use std::sync::LazyLock;
 
