@@ -499,9 +499,7 @@ impl Position {
         }
         let t = Tables::of(self.variant);
         if !t.hops.is_empty() {
-            scratch.clear();
-            self.generate_hops(t, scratch);
-            return scratch.len() as u64;
+            return self.count_hops(t, scratch);
         }
         let us = self.turn.index();
         let occupied = self.occupied();
@@ -553,6 +551,10 @@ impl Position {
     /// search that tries the directions in that order. A chain never lands twice on one
     /// square and never ends on its start square (no move); any square reachable with a
     /// revisit is reachable without one, so that rule does not change the set of moves.
+    /// Out of line and marked cold so that the capturing games' generator keeps its code
+    /// layout (the branch to it is never taken there).
+    #[cold]
+    #[inline(never)]
     fn generate_hops(&self, t: &Tables, out: &mut Vec<Move>) {
         let us = self.turn.index();
         let occupied = self.occupied();
@@ -613,6 +615,15 @@ impl Position {
                 });
             }
         }
+    }
+
+    /// The number of moves of a hopping game ([`Position::generate_hops`]).
+    #[cold]
+    #[inline(never)]
+    fn count_hops(&self, t: &Tables, scratch: &mut Vec<Move>) -> u64 {
+        scratch.clear();
+        self.generate_hops(t, scratch);
+        scratch.len() as u64
     }
 
     /// Whether `landings` is a route a piece on `from` may take in a hopping game
