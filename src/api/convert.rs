@@ -25,7 +25,7 @@ impl std::fmt::Display for BadField {
 /// The domain variant of a protobuf variant.
 ///
 /// # Errors
-/// Unspecified, or a variant the rules core does not implement (corners).
+/// Unspecified, or a value this build does not know.
 pub fn variant(v: i32) -> Result<Variant, BadField> {
     let pv = pb::Variant::try_from(v).unwrap_or(pb::Variant::Unspecified);
     let name = match pv {
@@ -43,12 +43,7 @@ pub fn variant(v: i32) -> Result<Variant, BadField> {
         pb::Variant::Russian80 => "russian80",
         pb::Variant::Diagonal => "diagonal",
         pb::Variant::Towers => "towers",
-        pb::Variant::Corners => {
-            return Err(BadField(format!(
-                "variant: {} is not implemented yet",
-                pv.as_str_name()
-            )));
-        }
+        pb::Variant::Corners => "corners",
     };
     name.parse()
         .map_err(|e: crate::rules::UnknownVariant| BadField(e.to_string()))
@@ -236,6 +231,8 @@ fn reason_pb(r: EndReason) -> i32 {
         EndReason::IncorrectClaimOnTime => pb::ResultReason::IncorrectClaimOnTime,
         EndReason::TouchPenalty => pb::ResultReason::TouchPenalty,
         EndReason::ArbiterDecision => pb::ResultReason::ArbiterDecision,
+        EndReason::CornerFilled => pb::ResultReason::CornerFilled,
+        EndReason::HomeNotLeft => pb::ResultReason::HomeNotLeft,
     }) as i32
 }
 

@@ -14,7 +14,7 @@ use crate::rules::{Position, Variant};
 #[derive(Debug, Args)]
 pub struct MovesArgs {
     /// The variant: russian, international, english, brazilian, pool, italian, giveaway,
-    /// antidraughts, turkish, frisian, russian80, diagonal, towers.
+    /// antidraughts, turkish, frisian, russian80, diagonal, towers, corners.
     #[arg(long, value_parser = super::parse_variant)]
     pub variant: Variant,
     /// One position (PDN FEN; towers stacks as `c3(bw)`, README "Towers FEN"); the start

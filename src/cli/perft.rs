@@ -14,7 +14,7 @@ use crate::rules::{Position, Variant, perft};
 #[derive(Debug, Args)]
 pub struct PerftArgs {
     /// The variant: russian, international, english, brazilian, pool, italian, giveaway,
-    /// antidraughts, turkish, frisian, russian80, diagonal, towers.
+    /// antidraughts, turkish, frisian, russian80, diagonal, towers, corners.
     #[arg(long, value_parser = super::parse_variant)]
     pub variant: Variant,
     /// Count to this depth, printing every depth from 1.

@@ -29,7 +29,8 @@ pub(super) fn cite(
         | DrawRules::Italian
         | DrawRules::Pool
         | DrawRules::Giveaway
-        | DrawRules::Turkish => ru,
+        | DrawRules::Turkish
+        | DrawRules::Corners => ru,
     }
 }
 
@@ -146,11 +147,21 @@ impl Tx<'_> {
             let reason = match o.reason {
                 crate::rules::EndReason::NoPieces => EndReason::NoPieces,
                 crate::rules::EndReason::NoMoves => EndReason::NoMoves,
+                crate::rules::EndReason::CornerFilled => EndReason::CornerFilled,
+                crate::rules::EndReason::HomeNotLeft => EndReason::HomeNotLeft,
             };
             return self.end(Outcome::win_for(o.winner), reason, Some(o.rule), None);
         }
         for verdict in self.s.game.draws() {
             match verdict.mode {
+                DrawMode::Final => {
+                    return self.end(
+                        Outcome::Draw,
+                        EndReason::CornerFilled,
+                        Some(verdict.rule),
+                        None,
+                    );
+                }
                 DrawMode::Claimable => {
                     if self.s.settings.repetition == RepetitionMode::Automatic {
                         return self.end(

@@ -116,6 +116,12 @@ pub enum EndReason {
     TouchPenalty,
     /// The arbiter's decision.
     ArbiterDecision,
+    /// Corners: a side filled the opponent's start corner (a win, or a draw when both
+    /// did with the same number of moves).
+    CornerFilled,
+    /// Corners anti-stalling: a piece still (or again) on its own start squares after the
+    /// allowed number of moves.
+    HomeNotLeft,
 }
 
 /// What happened, with everything needed to replay it.

@@ -73,6 +73,8 @@ fn citation(variant: Variant, topic: Topic) -> &'static str {
         (DrawRules::Frisian, Topic::Maximum) => return "FR capture precedence",
         (DrawRules::Frisian, Topic::Unfinished) => return "FR capture precedence",
         (DrawRules::Frisian, Topic::Movement) => return "FR moves",
+        // Corners captures nothing: every refusal is about the moves themselves.
+        (DrawRules::Corners, _) => return "CORN moves",
         _ => {}
     }
     match (topic, variant.rules().capture_choice) {
@@ -133,6 +135,9 @@ pub fn parse_move(text: &str, pos: &Position) -> Result<Move, MoveError> {
     let (squares, capture_written) = split(text, variant)?;
     let (from, to) = (squares[0], squares[squares.len() - 1]);
     let inner = &squares[1..squares.len() - 1];
+    if !variant.rules().hops.is_empty() {
+        return parse_hop(text, pos, &squares, capture_written);
+    }
     let all = pos.legal_moves_all_paths();
     let mut found: Vec<Move> = Vec::new();
     for m in &all {
@@ -168,6 +173,39 @@ pub fn parse_move(text: &str, pos: &Position) -> Result<Move, MoveError> {
             candidates: found.iter().map(|m| write_move_full(pos, m)).collect(),
         }),
     }
+}
+
+/// A move of a hopping game (corners): `a1-a2`, `a1-a3-c3` with every landing square of a
+/// jump chain, or `a1-c3` from start to end alone. A written chain must be a route the
+/// piece can take ([`Position::is_hop_route`]); the move played is the (start, end) pair
+/// with its canonical route, since the route does not change the position.
+fn parse_hop(
+    text: &str,
+    pos: &Position,
+    squares: &[Square],
+    capture_written: bool,
+) -> Result<Move, MoveError> {
+    let variant = pos.variant();
+    let illegal = |reason: &str| MoveError::Illegal {
+        text: text.trim().to_string(),
+        reason: reason.to_string(),
+        rule: citation(variant, Topic::Movement),
+    };
+    if capture_written {
+        return Err(illegal("nothing is captured: write the move with '-'"));
+    }
+    let (from, to) = (squares[0], squares[squares.len() - 1]);
+    let legal = pos.legal_moves();
+    let Some(mv) = legal.iter().find(|m| m.from() == from && m.to() == to) else {
+        return Err(diagnose(text, pos, from, false, &legal));
+    };
+    if squares.len() > 2 && !pos.is_hop_route(from, &squares[1..]) {
+        return Err(illegal(
+            "the squares between start and end are not a chain of jumps (write every landing \
+             square, or the start and end alone)",
+        ));
+    }
+    Ok(*mv)
 }
 
 fn diagnose(text: &str, pos: &Position, from: Square, capture: bool, all: &[Move]) -> MoveError {

@@ -1,8 +1,9 @@
 //! A game in progress: the position, the moves played, and the draw bookkeeping of the
 //! variant (RU 1.9.1 (c)–(g) and the 2013 edition 7.2.x, FMJD, English, Italian (FID),
-//! pool (APCA), giveaway, antidraughts, Turkish, Frisian), and the one move rule that
+//! pool (APCA), giveaway, antidraughts, Turkish, Frisian, corners), the one move rule that
 //! depends on history rather than on the position: the Frisian limit on moving the same
-//! king (see [`Game::legal_moves`]).
+//! king (see [`Game::legal_moves`]), and the corners race, whose win, equal-move and
+//! anti-stalling rules depend on the moves each side has made (see [`Game::outcome`]).
 //!
 //! Counting decisions (RULES.md, "Decision on counting"): "N moves" means N moves by each
 //! side; "its 15th / 5th move" counts the stronger side's moves, the first being its first
@@ -37,6 +38,10 @@ pub enum DrawMode {
     Automatic,
     /// A player may claim it (repetition, RU 1.9.2).
     Claimable,
+    /// The game is over by its own winning rule, drawn (corners: both sides filled their
+    /// target corner with the same number of moves). Not a move-count rule: the event's
+    /// choice to refer move-count draws to the arbiter does not apply.
+    Final,
 }
 
 /// A draw rule that applies to the current position.
@@ -55,6 +60,12 @@ pub enum EndReason {
     NoPieces,
     /// The side to move has pieces but no legal move.
     NoMoves,
+    /// Corners: the winner's pieces fill the loser's start squares (after the equal-move
+    /// rule gave the loser its last move where it was due).
+    CornerFilled,
+    /// Corners: the loser had made more than the allowed number of moves with a piece still
+    /// (or again) on one of its own start squares.
+    HomeNotLeft,
 }
 
 /// The end of a game decided by the board (RU 1.8; reversed in giveaway).
@@ -80,7 +91,7 @@ pub fn outcome(pos: &Position) -> Option<Outcome> {
         return None;
     };
     let winner = match rules.win {
-        WinCondition::Normal => !pos.turn(),
+        WinCondition::Normal | WinCondition::FillCorner { .. } => !pos.turn(),
         WinCondition::Giveaway => pos.turn(),
     };
     Some(Outcome {
@@ -315,10 +326,17 @@ impl Game {
         self.counters.forty_moves = Some((side, 0));
     }
 
-    /// The position's outcome by the board itself (no pieces, no moves), counting a
-    /// [`Game::blocked_king`]'s moves out.
+    /// The decisive end of the game: by the board itself (no pieces, no moves), counting a
+    /// [`Game::blocked_king`]'s moves out; in a race (corners) also a filled corner, after
+    /// the equal-move rule, and the anti-stalling loss. The race's drawn end (both corners
+    /// filled with equal moves) is a [`DrawMode::Final`] verdict of [`Game::draws`].
     pub fn outcome(&self) -> Option<Outcome> {
         let pos = self.position();
+        if let WinCondition::FillCorner { leave_home_within } = pos.variant().rules().win
+            && let Some(end) = self.race_outcome(leave_home_within)
+        {
+            return Some(end);
+        }
         if let Some(end) = outcome(pos) {
             return Some(end);
         }
@@ -329,6 +347,66 @@ impl Game {
                 reason: EndReason::NoMoves,
                 rule: "FR: no piece or no move loses (the blocked king may not move)",
             });
+        }
+        None
+    }
+
+    /// The moves each side has made in this game (White, Black).
+    pub fn moves_made(&self) -> [u32; 2] {
+        let mut made = [0u32; 2];
+        for pos in &self.positions[..self.positions.len() - 1] {
+            made[pos.turn().index()] += 1;
+        }
+        made
+    }
+
+    /// Whether `side`'s pieces stand on every start square of its opponent (corners).
+    pub fn corner_filled(&self, side: Color) -> bool {
+        let pos = self.position();
+        let target = pos.variant().rules().start_men(!side);
+        target != 0 && pos.pieces(side) & target == target
+    }
+
+    /// The decisive results of a race ([`WinCondition::FillCorner`]), after the last move.
+    /// Sources: allforchildren.ru, "Игра в уголки" (see the `CORNERS` rules in
+    /// `variant.rs`), rules 1-3.
+    fn race_outcome(&self, leave_home_within: u32) -> Option<Outcome> {
+        let first = self.start().turn();
+        let second = !first;
+        let made = self.moves_made();
+        let (first_done, second_done) = (self.corner_filled(first), self.corner_filled(second));
+        // Rule 1: the first to fill the opponent's house wins. The second player filling it
+        // has had as many moves as the first: it wins at once. The first player filling it
+        // wins only once the second has had the same number of moves without filling its
+        // own target (both filled: a draw, see `draws`).
+        if second_done && !first_done {
+            return Some(Outcome {
+                winner: second,
+                reason: EndReason::CornerFilled,
+                rule: "CORN 1: first to fill the opponent's corner",
+            });
+        }
+        if first_done && !second_done && made[second.index()] >= made[first.index()] {
+            return Some(Outcome {
+                winner: first,
+                reason: EndReason::CornerFilled,
+                rule: "CORN 1: first to fill the opponent's corner, equal moves",
+            });
+        }
+        // Rules 2 and 3 (anti-stalling): after its move number `leave_home_within + 1` and
+        // every later one, a side with a piece on its own start squares loses. Only the
+        // side that just moved can have changed that.
+        let pos = self.position();
+        if let Some(last) = self.positions.len().checked_sub(2) {
+            let mover = self.positions[last].turn();
+            let home = pos.variant().rules().start_men(mover);
+            if made[mover.index()] > leave_home_within && pos.pieces(mover) & home != 0 {
+                return Some(Outcome {
+                    winner: !mover,
+                    reason: EndReason::HomeNotLeft,
+                    rule: "CORN 2-3: a piece on its own start squares after 40 moves",
+                });
+            }
         }
         None
     }
@@ -499,6 +577,16 @@ impl Game {
             // drawn when both sides have made 7 moves since it arose; king against king
             // after 2 moves each (the rules draw it at once unless a win is forced;
             // lidraughts allows 2 moves to show the forced win, and so do we).
+            // Corners (allforchildren.ru, "Игра в уголки", rule 1): the second player
+            // completing its corner on the same move number as the first is a draw.
+            DrawRules::Corners => {
+                if self.corner_filled(Color::White) && self.corner_filled(Color::Black) {
+                    out.push(DrawVerdict {
+                        rule: "CORN 1: both corners filled with equal moves",
+                        mode: DrawMode::Final,
+                    });
+                }
+            }
             DrawRules::Frisian => {
                 let both = moves[0].min(moves[1]);
                 let no_men = forces[0].men == 0 && forces[1].men == 0;
@@ -531,6 +619,9 @@ impl Game {
                     // position occurs three times; claimed as RU 1.9.2 describes.
                     (DrawRules::Turkish, _) => "TR threefold repetition",
                     (DrawRules::Frisian, _) => "FR threefold repetition",
+                    // No ugolki source has a repetition rule: the federation's RU 1.9.1(g),
+                    // claimed as RU 1.9.2 describes.
+                    (DrawRules::Corners, _) => "CORN threefold repetition (RU 1.9.1(g))",
                 },
                 mode: DrawMode::Claimable,
             });

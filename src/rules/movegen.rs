@@ -10,10 +10,15 @@
 //! A capture never turns 180° between two jumps. Turkish forbids it outright; wherever
 //! captured pieces stay until the move is over it is impossible anyway (the piece just
 //! jumped blocks the way back), so the rule is applied to every variant.
+//!
+//! Corners (ugolki) captures nothing: its moves are steps and chains of jumps over any
+//! piece ([`crate::rules::Rules::hops`]), one move per (start, end) pair with a canonical
+//! route (`generate_hops`). Its pieces have no capture directions and no kings, so the
+//! capture search never finds anything for it.
 
 use std::sync::LazyLock;
 
-use super::geometry::{Direction, Geometry, NONE};
+use super::geometry::{Direction, Geometry, NONE, Square};
 use super::mv::{MAX_CAPTURES, Move};
 use super::position::Position;
 use super::variant::{CaptureChoice, KingRange, PromotionInCapture, Removal, Rules, Variant};
@@ -28,6 +33,9 @@ pub(crate) struct Tables {
     man_caps: [Vec<usize>; 2],
     king_dirs: Vec<usize>,
     king_caps: Vec<usize>,
+    /// Non-capturing jump directions (corners), in the order that visits landing squares
+    /// by increasing bit index; empty in the capturing games.
+    hops: Vec<usize>,
     flying: bool,
 }
 
@@ -72,6 +80,18 @@ impl Tables {
             ],
             king_dirs: rules.king_dirs.iter().map(|d| d.index()).collect(),
             king_caps: rules.king_captures.iter().map(|d| d.index()).collect(),
+            hops: {
+                let mut hops: Vec<usize> = rules.hops.iter().map(|d| d.index()).collect();
+                // Up, left, right, down: the landing squares in increasing bit order
+                // (rows from the top, files from the left), for the canonical route.
+                hops.sort_by_key(|&d| match Direction::ALL[d] {
+                    Direction::Up => 0,
+                    Direction::Left => 1,
+                    Direction::Right => 2,
+                    _ => 3,
+                });
+                hops
+            },
             flying: rules.king_range == KingRange::Flying,
         }
     }
@@ -396,6 +416,10 @@ impl Position {
 
     fn generate_quiet(&self, out: &mut Vec<Move>) {
         let t = Tables::of(self.variant);
+        if !t.hops.is_empty() {
+            self.generate_hops(t, out);
+            return;
+        }
         let us = self.turn.index();
         let occupied = self.occupied();
         let empty = t.g.valid & !occupied;
@@ -474,6 +498,9 @@ impl Position {
             return scratch.len() as u64;
         }
         let t = Tables::of(self.variant);
+        if !t.hops.is_empty() {
+            return self.count_hops(t, scratch);
+        }
         let us = self.turn.index();
         let occupied = self.occupied();
         let empty = t.g.valid & !occupied;
@@ -507,6 +534,119 @@ impl Position {
             }
         }
         n
+    }
+}
+
+impl Position {
+    /// The moves of a hopping game (corners): for each piece of the side to move, a step
+    /// to each free neighbouring square in the man's directions, and one move to every
+    /// square a chain of jumps can reach (a jump goes over a piece of either colour on the
+    /// neighbouring square to the free square behind it; see [`Rules::hops`]).
+    ///
+    /// Nothing is captured, so the resulting position depends only on the start and the
+    /// end: each (start, end) pair is one move, listed once, whatever routes lead there.
+    /// Its route is the canonical one: the fewest jumps, and among equally short routes
+    /// the one whose landing squares, compared in turn, come first in bit order (ranks
+    /// from the top, 8 to 1, files a to h within a rank). It is found by a breadth-first
+    /// search that tries the directions in that order. A chain never lands twice on one
+    /// square and never ends on its start square (no move); any square reachable with a
+    /// revisit is reachable without one, so that rule does not change the set of moves.
+    /// Out of line and marked cold so that the capturing games' generator keeps its code
+    /// layout (the branch to it is never taken there).
+    #[cold]
+    #[inline(never)]
+    fn generate_hops(&self, t: &Tables, out: &mut Vec<Move>) {
+        let us = self.turn.index();
+        let occupied = self.occupied();
+        let mut pieces = self.pieces[us];
+        while pieces != 0 {
+            let from = pieces.trailing_zeros() as u8;
+            pieces &= pieces - 1;
+            for &d in &t.man_moves[us] {
+                let to = t.g.neighbour_raw(from, d);
+                if to != NONE && occupied & (1u64 << to) == 0 {
+                    out.push(Move::quiet(from, to, false));
+                }
+            }
+            // The moving piece has left its square: it neither blocks nor can be jumped.
+            let others = occupied & !(1u64 << from);
+            let mut parent = [NONE; 64];
+            let mut depth = [0u8; 64];
+            let mut queue = [0u8; 64];
+            let (mut head, mut tail) = (0, 0);
+            let mut seen = 1u64 << from;
+            queue[tail] = from;
+            tail += 1;
+            while head < tail {
+                let sq = queue[head];
+                head += 1;
+                for &d in &t.hops {
+                    let over = t.g.neighbour_raw(sq, d);
+                    if over == NONE || others & (1u64 << over) == 0 {
+                        continue;
+                    }
+                    let land = t.g.neighbour_raw(over, d);
+                    if land == NONE || (others | seen) & (1u64 << land) != 0 {
+                        continue;
+                    }
+                    seen |= 1u64 << land;
+                    parent[land as usize] = sq;
+                    depth[land as usize] = depth[sq as usize] + 1;
+                    queue[tail] = land;
+                    tail += 1;
+                }
+            }
+            for &to in &queue[1..tail] {
+                let n = depth[to as usize] as usize;
+                let mut path = [0u8; MAX_CAPTURES];
+                let mut s = to;
+                for i in (0..n).rev() {
+                    path[i] = s;
+                    s = parent[s as usize];
+                }
+                out.push(Move {
+                    from,
+                    landings: n as u8,
+                    captures: 0,
+                    promotes: false,
+                    captured_set: 0,
+                    path,
+                    order: [0; MAX_CAPTURES],
+                });
+            }
+        }
+    }
+
+    /// The number of moves of a hopping game ([`Position::generate_hops`]).
+    #[cold]
+    #[inline(never)]
+    fn count_hops(&self, t: &Tables, scratch: &mut Vec<Move>) -> u64 {
+        scratch.clear();
+        self.generate_hops(t, scratch);
+        scratch.len() as u64
+    }
+
+    /// Whether `landings` is a route a piece on `from` may take in a hopping game
+    /// (corners): every landing one jump from the one before it over an occupied square to
+    /// a free one, no square landed on twice, the start not landed on. The moving piece's
+    /// own square counts as free once it has left.
+    pub fn is_hop_route(&self, from: Square, landings: &[Square]) -> bool {
+        let t = Tables::of(self.variant);
+        let others = self.occupied() & !from.bit();
+        let mut seen = from.bit();
+        let mut at = from.0;
+        for &land in landings {
+            let ok = t.hops.iter().any(|&d| {
+                let over = t.g.neighbour_raw(at, d);
+                over != NONE && others & (1u64 << over) != 0 && t.g.neighbour_raw(over, d) == land.0
+            });
+            if !ok || (others | seen) & land.bit() != 0 {
+                return false;
+            }
+            seen |= land.bit();
+            at = land.0;
+        }
+        !landings.is_empty()
     }
 }
 

@@ -7,7 +7,9 @@ use super::geometry::Square;
 pub const MAX_CAPTURES: usize = 24;
 
 /// One legal move: the start square, every landing square, and the captured squares in
-/// the order they were jumped. A quiet move has one landing square and no captures.
+/// the order they were jumped. A quiet move has one landing square and no captures; a
+/// jump chain of a hopping game (corners) has several landing squares and no captures,
+/// so "several landings" never means "capture": ask [`Move::is_capture`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Move {
     pub(crate) from: u8,

@@ -84,6 +84,11 @@ pub enum PositionError {
         /// The PDN number of the square.
         square: u32,
     },
+    /// A king in a variant without kings (corners: men are never crowned).
+    KingInVariantWithoutKings {
+        /// The PDN number of the square.
+        square: u32,
+    },
     /// A man stands on the rank where it would already have been crowned.
     ManOnCrowningRank {
         /// The side of the man.
@@ -121,6 +126,12 @@ impl fmt::Display for PositionError {
             }
             PositionError::KingWithoutPiece { square } => {
                 write!(f, "square {square} is marked as a king but is empty")
+            }
+            PositionError::KingInVariantWithoutKings { square } => {
+                write!(
+                    f,
+                    "square {square} holds a king, but this game has no kings"
+                )
             }
             PositionError::ManOnCrowningRank { color, square } => {
                 write!(
@@ -215,6 +226,11 @@ impl Position {
         if stray != 0 {
             return Err(PositionError::KingWithoutPiece {
                 square: number(stray),
+            });
+        }
+        if !rules.crowning && setup.kings != 0 {
+            return Err(PositionError::KingInVariantWithoutKings {
+                square: number(setup.kings),
             });
         }
         for color in Color::ALL {

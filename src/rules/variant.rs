@@ -41,12 +41,14 @@ pub enum Variant {
     /// Russian towers (stolbovye shashki): Russian rules, captured pieces go under the
     /// capturing tower; no PDN GameType.
     Towers,
+    /// Corners (ugolki), 8×8 orthogonal, a race without captures; no PDN GameType.
+    Corners,
 }
 
 impl Variant {
     /// Every variant, in declaration order (`ALL[v as usize] == v`; per-variant tables
     /// are indexed that way).
-    pub const ALL: [Variant; 13] = [
+    pub const ALL: [Variant; 14] = [
         Variant::Russian,
         Variant::International,
         Variant::English,
@@ -60,6 +62,7 @@ impl Variant {
         Variant::Turkish,
         Variant::Frisian,
         Variant::Towers,
+        Variant::Corners,
     ];
 
     /// The command-line and API name (`russian`, `international`, …).
@@ -78,6 +81,7 @@ impl Variant {
             Variant::Turkish => "turkish",
             Variant::Frisian => "frisian",
             Variant::Towers => "towers",
+            Variant::Corners => "corners",
         }
     }
 
@@ -107,6 +111,7 @@ impl Variant {
             Variant::Turkish => &TURKISH,
             Variant::Frisian => &FRISIAN,
             Variant::Towers => &TOWERS,
+            Variant::Corners => &CORNERS,
         }
     }
 
@@ -208,13 +213,25 @@ pub enum Removal {
     UnderCapturer,
 }
 
-/// Who wins when the side to move has no piece or no legal move.
+/// How a game is won. In the capturing games: who wins when the side to move has no
+/// piece or no legal move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WinCondition {
     /// That side loses (RU 1.8).
     Normal,
     /// That side wins (giveaway / antidraughts).
     Giveaway,
+    /// A race (corners): the first side whose pieces fill every start square of the
+    /// opponent wins; if the side that moved first gets there, the other side has one more
+    /// move, and filling its own target with it draws (the equal-move rule). A side that
+    /// has made more than `leave_home_within` moves and still (or again) has a piece on one
+    /// of its own start squares loses (the anti-stalling rule). These depend on the moves
+    /// played, so [`crate::rules::Game`] applies them; a side to move without a legal move
+    /// loses, as in [`WinCondition::Normal`].
+    FillCorner {
+        /// The number of moves after which no piece may stand on its own start squares.
+        leave_home_within: u32,
+    },
 }
 
 /// Which draw bookkeeping a variant uses.
@@ -242,6 +259,9 @@ pub enum DrawRules {
     /// Frisian: two kings against one king drawn after 7 moves each, king against
     /// king after 2 moves each; no repetition rule (lidraughts).
     Frisian,
+    /// Corners: both sides fill their target corner with the same number of moves (the
+    /// equal-move rule, a final result); threefold repetition, claimable.
+    Corners,
 }
 
 /// Where the men stand at the start.
@@ -291,6 +311,14 @@ pub struct Rules {
     pub man_moves: &'static [Direction],
     /// Directions a man captures in, for White.
     pub man_captures: &'static [Direction],
+    /// Directions of a non-capturing jump (a "hop", corners): a piece jumps a piece of
+    /// either colour on the neighbouring square to the free square straight behind it,
+    /// and may chain such jumps in any of these directions; nothing is captured and no
+    /// jump is compulsory. Empty in the capturing games.
+    pub hops: &'static [Direction],
+    /// Whether a man reaching the far rank is crowned. Without crowning (corners) the
+    /// game has no kings at all, and a position with a king is refused.
+    pub crowning: bool,
     /// Directions a king moves in (quiet moves).
     pub king_dirs: &'static [Direction],
     /// Directions a king captures in (Frisian: the diagonals and the orthogonals, while
@@ -366,6 +394,8 @@ const RUSSIAN_RULES: Rules = Rules {
     first_to_move: Color::White,
     man_moves: FORWARD_DIAGONALS,
     man_captures: DIAGONALS,
+    hops: &[],
+    crowning: true,
     king_dirs: DIAGONALS,
     king_captures: DIAGONALS,
     king_range: KingRange::Flying,
@@ -390,6 +420,8 @@ const INTERNATIONAL_RULES: Rules = Rules {
     first_to_move: Color::White,
     man_moves: FORWARD_DIAGONALS,
     man_captures: DIAGONALS,
+    hops: &[],
+    crowning: true,
     king_dirs: DIAGONALS,
     king_captures: DIAGONALS,
     king_range: KingRange::Flying,
@@ -413,6 +445,8 @@ static ENGLISH: Rules = Rules {
     first_to_move: Color::Black,
     man_moves: FORWARD_DIAGONALS,
     man_captures: FORWARD_DIAGONALS,
+    hops: &[],
+    crowning: true,
     king_dirs: DIAGONALS,
     king_captures: DIAGONALS,
     king_range: KingRange::Short,
@@ -488,6 +522,8 @@ static ITALIAN: Rules = Rules {
     first_to_move: Color::White,
     man_moves: FORWARD_DIAGONALS,
     man_captures: FORWARD_DIAGONALS,
+    hops: &[],
+    crowning: true,
     king_dirs: DIAGONALS,
     king_captures: DIAGONALS,
     king_range: KingRange::Short,
@@ -586,6 +622,8 @@ static TURKISH: Rules = Rules {
     first_to_move: Color::White,
     man_moves: FORWARD_AND_SIDEWAYS,
     man_captures: FORWARD_AND_SIDEWAYS,
+    hops: &[],
+    crowning: true,
     king_dirs: ORTHOGONALS,
     king_captures: ORTHOGONALS,
     king_range: KingRange::Flying,
@@ -617,6 +655,8 @@ static FRISIAN: Rules = Rules {
     first_to_move: Color::White,
     man_moves: FORWARD_DIAGONALS,
     man_captures: ALL_EIGHT,
+    hops: &[],
+    crowning: true,
     king_dirs: DIAGONALS,
     king_captures: ALL_EIGHT,
     king_range: KingRange::Flying,
@@ -669,15 +709,78 @@ static TOWERS: Rules = Rules {
     ..RUSSIAN_RULES
 };
 
+/// Corners (ugolki; RULES.md, CORN row; seed 000, "Dame - colțuri"). Sources:
+/// - seed 000: an 8×8 board; nine pieces each in a 3×3 square in the player's nearest
+///   corner; a piece steps to the orthogonally adjacent square or jumps a piece on an
+///   orthogonally adjacent square when the square behind it is free; the first to occupy
+///   the opponent's corner wins. All 64 squares are used (`Orthogonal8x8`): White a1–c3,
+///   Black f6–h8, the corners on each player's left as the board is set for draughts.
+/// - the tournament rules followed for everything else are those of the Russian online
+///   ugolki room allforchildren.ru, "Игра в уголки" (allforchildren.ru/online/ugolki01.php):
+///   moves go in any direction but the diagonal; a jump goes over one piece of either
+///   colour to the nearest empty square and may be repeated in the same move ("the jump
+///   may be multiple"); (1) the first to move all pieces into the opponent's house wins,
+///   and if the second player completes on the same move number as the first, it is a
+///   draw (the equal-move rule); (2) a player who has made more than 40 moves and still
+///   has pieces in the own house loses; (3) so does a player who brings a piece back
+///   into the own house after 40 moves. That room plays 12 pieces (3×4); the 9-piece
+///   3×3 corner of RULES.md/seed 000 keeps its rules unchanged. freesweetgames.ru
+///   ("Halma", its Ugolki mode) agrees on the orthogonal steps and chained jumps and on
+///   checking the finish only after both sides have had the same number of moves.
+/// - White moves first (no ugolki source says otherwise; RU 1.4, as for every game of
+///   this rule book on the draughts board).
+/// - A jump chain may turn in any orthogonal direction, may not land twice on one square
+///   and may not come back to its start (a chain that ends where it began is no move).
+///   Since nothing is captured, a move is its start and end square: the generator lists
+///   each (start, end) pair once, with one canonical route (see `movegen.rs`).
+/// - No legal move: the side to move loses (no ugolki source covers it; RU 1.8, the
+///   federation's rule for a side that cannot move, is applied).
+/// - Draws: the equal-move rule; threefold repetition claimable as RU 1.9.1(g)/1.9.2
+///   (no ugolki source has a repetition rule; the federation's is applied).
+/// - Notation: algebraic squares only, `a1-a2` for a step, `a1-a3-c3` for a jump chain
+///   (every landing, `-` throughout since nothing is captured). No PDN GameType exists.
+static CORNERS: Rules = Rules {
+    board: BoardKind::Orthogonal8x8,
+    first_to_move: Color::White,
+    man_moves: ORTHOGONALS,
+    man_captures: &[],
+    hops: ORTHOGONALS,
+    crowning: false,
+    king_dirs: &[],
+    king_captures: &[],
+    king_range: KingRange::Short,
+    capture_choice: CaptureChoice::Free,
+    promotion_in_capture: PromotionInCapture::EndsMove,
+    men_capture_kings: false,
+    removal: Removal::AfterMove,
+    win: WinCondition::FillCorner {
+        leave_home_within: 40,
+    },
+    draws: DrawRules::Corners,
+    notation: NotationStyle::AlgebraicOnly,
+    mirrored: false,
+    start: StartPosition::Squares {
+        white: &["a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"],
+        black: &["f6", "g6", "h6", "f7", "g7", "h7", "f8", "g8", "h8"],
+    },
+    same_king_move_limit: None,
+    game_type: None,
+    main_road: &[],
+    win_rule: "CORN: no legal move loses (RU 1.8)",
+};
+
 impl Rules {
     /// The geometry tables of this board.
     pub fn geometry(&self) -> &'static Geometry {
         Geometry::of(self.board)
     }
 
-    /// The squares on which a man of `color` is crowned.
+    /// The squares on which a man of `color` is crowned (none where men are not crowned).
     pub fn promotion_rank(&self, color: Color) -> Bitboard {
         let g = self.geometry();
+        if !self.crowning {
+            return 0;
+        }
         match color {
             Color::White => g.rows([0]),
             Color::Black => g.rows([g.height - 1]),
