@@ -11,7 +11,7 @@
 //! milliseconds; a dedicated thread never stalls the runtime's workers.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::{mpsc, oneshot};
@@ -92,23 +92,17 @@ pub fn run(
 ) {
     let observer = observer.as_deref();
     let mut batch = Vec::with_capacity(max_batch);
-    // How many callers the last commit answered, and how long it took (see `linger`).
-    let mut last_batch = 1;
-    let mut last_commit = Duration::ZERO;
+    // No waiting for stragglers: whatever queued while the last commit waited for the
+    // disk is the next batch. (A writer that spun briefly for the callers of the last
+    // batch to come back raised the raw-append baseline but cost the service about 12%
+    // of its moves/s on two cores: the spinning thread took the CPU those callers needed
+    // to send their requests.)
     while let Some(first) = rx.blocking_recv() {
         batch.push(first);
         drain(&mut rx, &mut batch, max_batch);
-        if batch.len() < last_batch.min(max_batch) {
-            linger(&mut rx, &mut batch, last_batch.min(max_batch), last_commit);
-        }
         let close = batch.iter().position(|r| matches!(r.op, Op::Close));
         match close {
-            None => {
-                last_batch = batch.len();
-                let started = Instant::now();
-                write_batch(&mut conn, batch.drain(..), observer);
-                last_commit = started.elapsed();
-            }
+            None => write_batch(&mut conn, batch.drain(..), observer),
             Some(i) => {
                 // Requests queued after the Close are refused like those that come later.
                 let rest: Vec<Request> = batch.drain(i + 1..).collect();
@@ -139,33 +133,6 @@ fn drain(rx: &mut mpsc::Receiver<Request>, batch: &mut Vec<Request>, max_batch: 
             Ok(request) => batch.push(request),
             Err(_) => break,
         }
-    }
-}
-
-/// The longest the writer waits for stragglers before committing.
-const MAX_LINGER: Duration = Duration::from_millis(2);
-
-/// Waits briefly for the callers the last commit answered to come back.
-///
-/// Callers answered together by a commit tend to send their next append together; the
-/// first of them wakes the writer a few microseconds before the rest. Committing at once
-/// would split them into a batch of one and a batch of the rest, paying two fsyncs where
-/// one would do. So when fewer requests are queued than the last batch held, the writer
-/// waits for them, but never longer than half the last commit took (capped at
-/// [`MAX_LINGER`]): the wait never costs more than the fsync it saves, and a single game
-/// (last batch of one) never waits at all.
-fn linger(
-    rx: &mut mpsc::Receiver<Request>,
-    batch: &mut Vec<Request>,
-    expected: usize,
-    last_commit: Duration,
-) {
-    let deadline = Instant::now() + (last_commit / 2).min(MAX_LINGER);
-    while batch.len() < expected && Instant::now() < deadline {
-        // Yield rather than sleep: the callers need this CPU to send their requests,
-        // and a sleep would overshoot sub-millisecond deadlines.
-        std::thread::yield_now();
-        drain(rx, batch, expected);
     }
 }
 
@@ -384,6 +351,7 @@ pub fn from_sql_seq(seq: i64) -> Result<u64, StoreError> {
 mod tests {
     use super::*;
     use crate::store::schema;
+    use std::time::Duration;
 
     fn request(op: Op) -> (Request, oneshot::Receiver<Result<u64, StoreError>>) {
         let (tx, rx) = oneshot::channel();
