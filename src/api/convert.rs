@@ -346,7 +346,7 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::
             .unwrap_or_default(),
         fen: view.fen.clone(),
         moves,
-        move_count: s.move_count() as u32,
+        move_count: s.moves().len() as u32,
         white_clock_ms: view.white_ms.map_or(-1, |m| m as i64),
         black_clock_ms: view.black_ms.map_or(-1, |m| m as i64),
         side_to_move: side_pb(view.side_to_move),

@@ -311,11 +311,6 @@ impl Session {
         self.stamps
     }
 
-    /// How many moves have been played (the score sheet's length).
-    pub fn move_count(&self) -> usize {
-        self.moves.len()
-    }
-
     /// The side that has moved and not yet pressed its clock.
     pub fn awaiting_press(&self) -> Option<Color> {
         self.awaiting_press
