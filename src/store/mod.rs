@@ -9,6 +9,7 @@
 //!   doing group commit: an append is fsynced before its future resolves.
 //! - [`MemoryStore`]: the same semantics without durability, for tests.
 
+mod checkpoint;
 mod error;
 mod memory;
 mod record;

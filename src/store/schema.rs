@@ -38,6 +38,21 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this program writes.
 pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// The writer's own automatic checkpoint, in WAL pages (about 32 MiB of 4 KiB pages):
+/// a safety valve only; the checkpointer thread (the `checkpoint` module) does the
+/// regular work off the commit path. SQLite's default of 1,000 pages made the writer
+/// itself checkpoint every few group commits once many games interleave.
+pub const WRITER_AUTOCHECKPOINT_PAGES: i64 = 8192;
+
+/// The writer's page cache, in KiB (`cache_size` takes a negative number for KiB): the
+/// leaf pages that every game's next event goes to stay in memory instead of being read
+/// back from the WAL at each commit (SQLite's default is 2 MiB).
+pub const WRITER_CACHE_KIB: i64 = 16 * 1024;
+
+/// After a checkpoint lets the WAL start over, SQLite truncates the file to this size
+/// (bytes), so one burst does not keep a large WAL file around.
+pub const WAL_SIZE_LIMIT_BYTES: i64 = 64 * 1024 * 1024;
+
 /// Sets the connection options every connection uses.
 pub fn configure(conn: &Connection) -> Result<(), StoreError> {
     // A reader may briefly wait for the writer's checkpoint; the writer for a reader in
@@ -61,6 +76,9 @@ pub fn prepare_writer(conn: &mut Connection) -> Result<(), StoreError> {
     // FULL: the WAL is fsynced at every commit, so an acknowledged append survives a
     // power cut, not just a process crash (NORMAL would only sync at checkpoints).
     conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "wal_autocheckpoint", WRITER_AUTOCHECKPOINT_PAGES)?;
+    conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
+    conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT_BYTES)?;
     migrate(conn)
 }
 

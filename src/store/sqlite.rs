@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
 use tokio::sync::{mpsc, oneshot};
 
+use super::checkpoint::Checkpointer;
 use super::writer::{self, Op, Reply, Request, from_sql_seq, to_sql_seq};
 use super::{EventStore, GameFilter, GameRecord, StoreError, StoredEvent, schema, sort_games};
 
@@ -23,6 +24,9 @@ pub struct SqliteOptions {
     pub max_idle_readers: usize,
     /// Told how long each commit took (the fsync histogram of the metrics).
     pub commit_observer: Option<Arc<dyn super::CommitObserver>>,
+    /// The least time between two checkpoints of the WAL into the database file, done
+    /// by a thread of their own (see the `checkpoint` module).
+    pub checkpoint_interval: std::time::Duration,
 }
 
 impl Default for SqliteOptions {
@@ -32,6 +36,7 @@ impl Default for SqliteOptions {
             queue_capacity: 4096,
             max_idle_readers: 4,
             commit_observer: None,
+            checkpoint_interval: std::time::Duration::from_millis(200),
         }
     }
 }
@@ -89,9 +94,10 @@ impl SqliteStore {
         let (tx, rx) = mpsc::channel(options.queue_capacity.max(1));
         let max_batch = options.max_batch.max(1);
         let observer = options.commit_observer;
+        let checkpointer = Checkpointer::start(&path, options.checkpoint_interval)?;
         std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || writer::run(conn, rx, max_batch, observer))?;
+            .spawn(move || writer::run(conn, rx, max_batch, observer, checkpointer))?;
 
         let readers = Arc::new(ReaderPool {
             path: path.clone(),

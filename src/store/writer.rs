@@ -16,6 +16,7 @@ use std::time::Instant;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use tokio::sync::{mpsc, oneshot};
 
+use super::checkpoint::Checkpointer;
 use super::record::now_ms;
 use super::{CommitObserver, GameRecord, StoreError};
 
@@ -83,12 +84,14 @@ pub struct Request {
     pub reply: Reply,
 }
 
-/// Runs the writer until every sender is dropped or a `Close` arrives.
+/// Runs the writer until every sender is dropped or a `Close` arrives; kicks the
+/// checkpointer after every batch and stops it before returning.
 pub fn run(
     mut conn: Connection,
     mut rx: mpsc::Receiver<Request>,
     max_batch: usize,
     observer: Option<Arc<dyn CommitObserver>>,
+    checkpointer: Checkpointer,
 ) {
     let observer = observer.as_deref();
     let mut batch = Vec::with_capacity(max_batch);
@@ -102,13 +105,18 @@ pub fn run(
         drain(&mut rx, &mut batch, max_batch);
         let close = batch.iter().position(|r| matches!(r.op, Op::Close));
         match close {
-            None => write_batch(&mut conn, batch.drain(..), observer),
+            None => {
+                write_batch(&mut conn, batch.drain(..), observer);
+                checkpointer.committed();
+            }
             Some(i) => {
                 // Requests queued after the Close are refused like those that come later.
                 let rest: Vec<Request> = batch.drain(i + 1..).collect();
                 let Some(close) = batch.pop() else { break };
                 write_batch(&mut conn, batch.drain(..), observer);
                 rx.close();
+                // The final checkpoint below must not run beside the thread's own.
+                checkpointer.stop();
                 for request in rest {
                     request.reply.send(Err(StoreError::Closed));
                 }
@@ -124,6 +132,7 @@ pub fn run(
             }
         }
     }
+    checkpointer.stop();
 }
 
 /// Takes whatever is queued, up to `max_batch`.
@@ -516,6 +525,15 @@ mod tests {
             synchronous, 2,
             "2 = FULL: the WAL is fsynced at every commit"
         );
+        // Checkpoints are the checkpointer thread's job; the writer's own is a far valve.
+        let autocheckpoint: i64 = conn
+            .pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0))
+            .expect("wal_autocheckpoint");
+        assert_eq!(autocheckpoint, schema::WRITER_AUTOCHECKPOINT_PAGES);
+        let limit: i64 = conn
+            .pragma_query_value(None, "journal_size_limit", |r| r.get(0))
+            .expect("journal_size_limit");
+        assert_eq!(limit, schema::WAL_SIZE_LIMIT_BYTES);
     }
 
     /// A game and its first events are created together: when an event cannot be
