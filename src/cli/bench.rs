@@ -3,7 +3,11 @@
 //! - Durable `SubmitMove` throughput and p50/p99 latency: a real server started in-process
 //!   on `127.0.0.1:0`, a real tonic client over loopback, N concurrent games, each driven
 //!   by its own task on its own connection sending one move after another (the next move
-//!   waits for the previous answer, `expected_seq` set as a careful client would).
+//!   waits for the previous answer, `expected_seq` set as a careful client would). The
+//!   server runs on the multi-thread runtime as `serve` does; the clients share one
+//!   single-threaded runtime on a thread of their own, as a load generator's event loop
+//!   does (on a machine of two cores they take less of the server's CPU that way: their
+//!   tasks never wake each other across threads).
 //! - The same on the in-memory store: what the service costs without the disk.
 //! - A raw SQLite group-commit baseline in the same run: N tasks each appending one
 //!   ~300-byte payload per call straight to [`SqliteStore`], awaited; the service is
@@ -350,10 +354,46 @@ async fn service_run(
         .await
     });
     let url = format!("http://{addr}");
+    let cycle = cycle.clone();
+    let (done, finished) = oneshot::channel();
+    let clients = std::thread::Builder::new()
+        .name("bench-clients".into())
+        .spawn(move || {
+            let sample = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("client runtime: {e}"))
+                .and_then(|rt| rt.block_on(drive(&url, games, moves, &cycle)));
+            let _ = done.send(sample);
+        })
+        .map_err(|e| format!("client thread: {e}"));
+    let sample = match clients {
+        Ok(_) => finished
+            .await
+            .unwrap_or_else(|_| Err("the client thread ended without a result".into())),
+        Err(e) => Err(e),
+    };
+    let _ = stop.send(());
+    match tokio::time::timeout(Duration::from_secs(10), server).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => return Err(format!("server: {e}")),
+        Ok(Err(e)) => return Err(format!("server task: {e}")),
+        Err(_) => return Err("server did not shut down within 10 s".into()),
+    }
+    sample
+}
 
+/// The clients of [`service_run`]: `games` tasks, each creating and starting its game on
+/// its own connection, then playing `moves` moves of `cycle` once all are ready.
+async fn drive(
+    url: &str,
+    games: usize,
+    moves: usize,
+    cycle: &Arc<Vec<String>>,
+) -> Result<Sample, String> {
     let mut clients = Vec::with_capacity(games);
     for i in 0..games {
-        let mut client = GameServiceClient::new(connect(&url).await?);
+        let mut client = GameServiceClient::new(connect(url).await?);
         let created = client
             .create_game(create_request(i))
             .await
@@ -398,15 +438,7 @@ async fn service_run(
             Ok::<_, String>(latencies)
         }));
     }
-    let sample = collect(barrier, tasks).await;
-    let _ = stop.send(());
-    match tokio::time::timeout(Duration::from_secs(10), server).await {
-        Ok(Ok(Ok(()))) => {}
-        Ok(Ok(Err(e))) => return Err(format!("server: {e}")),
-        Ok(Err(e)) => return Err(format!("server task: {e}")),
-        Err(_) => return Err("server did not shut down within 10 s".into()),
-    }
-    sample
+    collect(barrier, tasks).await
 }
 
 fn create_request(i: usize) -> pb::CreateGameRequest {
