@@ -1,8 +1,8 @@
 //! Prometheus metrics (issue #6: "Prometheus metrics on a separate port (moves, acks,
 //! fsync and ack latency histograms, active games, watchers)"): the real server on
 //! 127.0.0.1:0 with its SQLite log and a metrics port; moves, a refusal, a watcher and a
-//! board move the counters and gauges, read back from `GET /metrics`; shutdown closes the
-//! metrics port too.
+//! board move the counters and gauges, read back from `GET /metrics`; `/healthz` and
+//! `/readyz` answer the probes; shutdown closes the metrics port too.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -308,9 +308,22 @@ async fn counters_and_gauges_follow_moves_refusals_watchers_and_boards() {
         .expect("resign");
     assert_eq!(value(&scrape(s.metrics).await, "arbiter_active_games"), 0.0);
 
-    // Only /metrics is served.
-    let (status, _, _) = http(s.metrics, "GET", "/").await;
-    assert!(status.contains("404"), "{status}");
+    // The probes for orchestrators without gRPC over TLS: live, and ready since
+    // recovery ended (the gRPC health service's SERVING).
+    let (status, _, body) = http(s.metrics, "GET", "/healthz").await;
+    assert!(status.contains("200") && body == "ok\n", "{status} {body}");
+    let (status, _, body) = http(s.metrics, "GET", "/readyz").await;
+    assert!(
+        status.contains("200") && body == "ready\n",
+        "{status} {body}"
+    );
+
+    // Nothing else is served.
+    let (status, _, body) = http(s.metrics, "GET", "/").await;
+    assert!(
+        status.contains("404") && body.contains("/metrics"),
+        "{status}"
+    );
     let (status, headers, _) = http(s.metrics, "POST", "/metrics").await;
     assert!(
         status.contains("405") && headers.contains("allow: get, head"),

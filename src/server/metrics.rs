@@ -1,6 +1,11 @@
 //! Prometheus metrics: one [`Metrics`] handle shared by the registry, the store writer,
 //! the watch and board streams and the RPC edge, and the `/metrics` HTTP listener.
 //!
+//! The same plain-HTTP listener answers the probes of orchestrators that cannot speak
+//! gRPC over TLS (kubelet's gRPC probes are plaintext only): `/healthz` (200 while the
+//! process serves) and `/readyz` (200 from the end of recovery, when the gRPC health
+//! service turns SERVING, until shutdown begins; 503 otherwise).
+//!
 //! Every hook on a request path is an atomic add: counters and gauges are
 //! `prometheus-client`'s (atomics), the per-variant and per-code counters are created up
 //! front so no label map is locked while serving, and the latency histograms are
@@ -9,11 +14,12 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
+use hyper::header::HeaderValue;
 use hyper::{Method, Request, Response, StatusCode};
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
@@ -155,6 +161,7 @@ pub struct Metrics {
     boards: Gauge,
     recovery_seconds: Gauge<f64, AtomicU64>,
     recovered_games: Gauge,
+    ready: AtomicBool,
 }
 
 impl Default for Metrics {
@@ -274,7 +281,20 @@ impl Metrics {
             boards,
             recovery_seconds,
             recovered_games,
+            ready: AtomicBool::new(false),
         }
+    }
+
+    /// Whether `/readyz` says ready: set when recovery has finished (with the gRPC health
+    /// service's SERVING), cleared when shutdown begins.
+    pub fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, Ordering::Relaxed);
+    }
+
+    /// See [`Metrics::set_ready`].
+    #[must_use]
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
     }
 
     /// A move of `variant` was recorded.
@@ -425,7 +445,18 @@ pub async fn serve(
 }
 
 fn answer(metrics: &Metrics, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+    respond(metrics, req.method(), req.uri().path())
+}
+
+/// The answer to `method path`: the metrics, a probe, or an error naming what is served.
+fn respond(metrics: &Metrics, method: &Method, path: &str) -> Response<Full<Bytes>> {
+    const TEXT: &str = "text/plain; charset=utf-8";
     let reply = |status: StatusCode, content_type: &str, body: String| {
+        let body = if *method == Method::HEAD {
+            String::new()
+        } else {
+            body
+        };
         let mut r = Response::new(Full::new(Bytes::from(body)));
         *r.status_mut() = status;
         if let Ok(v) = content_type.parse() {
@@ -433,28 +464,32 @@ fn answer(metrics: &Metrics, req: &Request<Incoming>) -> Response<Full<Bytes>> {
         }
         r
     };
-    if req.uri().path() != "/metrics" {
+    if !matches!(path, "/metrics" | "/healthz" | "/readyz") {
         return reply(
             StatusCode::NOT_FOUND,
-            "text/plain; charset=utf-8",
-            "not found: metrics are at /metrics\n".into(),
+            TEXT,
+            "not found: this port serves /metrics, /healthz and /readyz\n".into(),
         );
     }
-    match *req.method() {
-        Method::GET => reply(StatusCode::OK, CONTENT_TYPE, metrics.render()),
-        Method::HEAD => reply(StatusCode::OK, CONTENT_TYPE, String::new()),
-        _ => {
-            let mut r = reply(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "text/plain; charset=utf-8",
-                "only GET /metrics\n".into(),
-            );
-            r.headers_mut().insert(
-                hyper::header::ALLOW,
-                hyper::header::HeaderValue::from_static("GET, HEAD"),
-            );
-            r
-        }
+    if !matches!(*method, Method::GET | Method::HEAD) {
+        let mut r = reply(
+            StatusCode::METHOD_NOT_ALLOWED,
+            TEXT,
+            format!("only GET or HEAD {path}\n"),
+        );
+        r.headers_mut()
+            .insert(hyper::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return r;
+    }
+    match path {
+        "/metrics" => reply(StatusCode::OK, CONTENT_TYPE, metrics.render()),
+        "/healthz" => reply(StatusCode::OK, TEXT, "ok\n".into()),
+        _ if metrics.is_ready() => reply(StatusCode::OK, TEXT, "ready\n".into()),
+        _ => reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            TEXT,
+            "not ready: recovering the unfinished games, or shutting down\n".into(),
+        ),
     }
 }
 
@@ -479,6 +514,44 @@ mod tests {
             .map(|c| c.load(Ordering::Relaxed))
             .collect();
         assert_eq!(counts, vec![1, 1, 1]);
+    }
+
+    async fn body(r: Response<Full<Bytes>>) -> (StatusCode, String) {
+        use http_body_util::BodyExt;
+        let status = r.status();
+        let bytes = r.into_body().collect().await.expect("body").to_bytes();
+        (status, String::from_utf8(bytes.to_vec()).expect("utf-8"))
+    }
+
+    /// `/readyz` follows the ready flag (503 before recovery and after shutdown begins),
+    /// `/healthz` is always 200, HEAD answers without a body, other paths and methods are
+    /// refused naming what is served.
+    #[tokio::test]
+    async fn probes_follow_the_ready_flag() {
+        let m = Metrics::new();
+        let ready = || respond(&m, &Method::GET, "/readyz");
+        assert_eq!(body(ready()).await.0, StatusCode::SERVICE_UNAVAILABLE);
+        m.set_ready(true);
+        assert_eq!(body(ready()).await, (StatusCode::OK, "ready\n".into()));
+        m.set_ready(false);
+        assert_eq!(body(ready()).await.0, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            body(respond(&m, &Method::GET, "/healthz")).await,
+            (StatusCode::OK, "ok\n".into())
+        );
+        assert_eq!(
+            body(respond(&m, &Method::HEAD, "/metrics")).await,
+            (StatusCode::OK, String::new())
+        );
+        let (status, text) = body(respond(&m, &Method::GET, "/")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(text.contains("/readyz"), "{text}");
+        let refused = respond(&m, &Method::POST, "/readyz");
+        assert_eq!(
+            refused.headers().get(hyper::header::ALLOW),
+            Some(&HeaderValue::from_static("GET, HEAD"))
+        );
+        assert_eq!(body(refused).await.0, StatusCode::METHOD_NOT_ALLOWED);
     }
 
     #[test]

@@ -98,7 +98,8 @@ pub async fn bind_metrics(config: &Config) -> Result<Option<TcpListener>, ServeE
     }
 }
 
-/// Serves until `shutdown` resolves: `/metrics` at once (if a listener is given), then
+/// Serves until `shutdown` resolves: `/metrics`, `/healthz` and `/readyz` at once (if a
+/// listener is given; `/readyz` says ready from the end of recovery), then
 /// recovers every unfinished game (health reports SERVING only then) and answers RPCs,
 /// with TLS if configured; on shutdown stops accepting on both ports, lets running calls
 /// finish and ends the streams.
@@ -114,8 +115,10 @@ pub async fn run_with(
 ) -> Result<(), ServeError> {
     // One signal, two listeners: the gRPC server and the metrics one both stop on it.
     let (stop, stopped) = watch::channel(false);
+    let draining = metrics.clone();
     let signal = tokio::spawn(async move {
         shutdown.await;
+        draining.set_ready(false);
         let _ = stop.send(true);
     });
     let metrics_task = listeners.metrics.map(|listener| {
@@ -207,6 +210,7 @@ async fn serve_grpc(
             .set_service_status(name, tonic_health::ServingStatus::Serving)
             .await;
     }
+    metrics.set_ready(true);
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
         .build_v1()
