@@ -16,7 +16,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use draughts_arbiter::store::{EventStore, GameRecord, MemoryStore, SqliteStore};
+use draughts_arbiter::store::{
+    EventStore, GameRecord, MemoryStore, SqliteStore, WAL_SIZE_LIMIT_BYTES,
+    WRITER_AUTOCHECKPOINT_PAGES, WRITER_CACHE_KIB,
+};
 use rusqlite::{Connection, params};
 use tokio::runtime::Runtime;
 use tokio::task::JoinSet;
@@ -164,6 +167,14 @@ fn raw_connection(path: &Path) -> Connection {
         synchronous, 2,
         "the baseline fsyncs every commit, like the store"
     );
+    // The store writer's checkpoint and cache settings; the baseline checkpoints on its
+    // own thread when the WAL reaches that size, the store on its checkpointer thread.
+    conn.pragma_update(None, "wal_autocheckpoint", WRITER_AUTOCHECKPOINT_PAGES)
+        .expect("wal_autocheckpoint");
+    conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)
+        .expect("cache_size");
+    conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT_BYTES)
+        .expect("journal_size_limit");
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS events (
             game_id TEXT NOT NULL, seq INTEGER NOT NULL, written_at_ms INTEGER NOT NULL,

@@ -22,6 +22,7 @@ use async_trait::async_trait;
 pub use error::StoreError;
 pub use memory::MemoryStore;
 pub use record::{GameFilter, GameRecord, StoredEvent, sort_games};
+pub use schema::{WAL_SIZE_LIMIT_BYTES, WRITER_AUTOCHECKPOINT_PAGES, WRITER_CACHE_KIB};
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 /// Told the duration of every commit of the SQLite writer (the transaction's COMMIT, where
