@@ -109,15 +109,22 @@ mod tests {
         std::fs::metadata(path).map_or(0, |m| m.len())
     }
 
+    /// A fresh database prepared as the writer prepares it: (its directory, its path,
+    /// the writer's connection).
+    fn writer_db() -> (tempfile::TempDir, std::path::PathBuf, Connection) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("c.db");
+        let mut writer = Connection::open(&path).expect("open");
+        schema::prepare_writer(&mut writer).expect("schema");
+        (dir, path, writer)
+    }
+
     /// A commit made with the writer's settings (its automatic checkpoint far away)
     /// stays in the WAL until the checkpointer is kicked; then it reaches the database
     /// file, which only a checkpoint writes.
     #[test]
     fn a_kick_copies_what_was_committed_into_the_database_file() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("c.db");
-        let mut writer = Connection::open(&path).expect("open");
-        schema::prepare_writer(&mut writer).expect("schema");
+        let (_dir, path, writer) = writer_db();
         let checkpointer = Checkpointer::start(&path, Duration::from_millis(5)).expect("start");
         writer
             .execute_batch(
@@ -140,10 +147,7 @@ mod tests {
     /// Stopping returns (the thread ends) whether or not it was ever kicked.
     #[test]
     fn stop_ends_the_thread() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("c.db");
-        let mut writer = Connection::open(&path).expect("open");
-        schema::prepare_writer(&mut writer).expect("schema");
+        let (_dir, path, _writer) = writer_db();
         Checkpointer::start(&path, Duration::from_secs(3600))
             .expect("start")
             .stop();
