@@ -24,8 +24,9 @@
 //! draws; a side with a man on its own start squares after its 40th move loses; a side
 //! with no move loses.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use draughts_arbiter::notation::fen::parse_fen;
 use draughts_arbiter::notation::movetext::write_move_full;
@@ -33,6 +34,8 @@ use draughts_arbiter::notation::square::square_name;
 use draughts_arbiter::rules::{
     Color, DrawMode, EndReason, Game, Position, RuleEdition, Variant, perft,
 };
+
+use common::{Lcg, start_position_rows};
 
 /// Row 0 is rank 8, column 0 is file a. Values: 0 empty, 1 White man, -1 Black man.
 type Board = [[i8; 8]; 8];
@@ -192,36 +195,6 @@ fn describe_crate(pos: &Position) -> Vec<String> {
     out
 }
 
-fn reference_file() -> Vec<(u32, u64, u64)> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corners.perft");
-    let text = std::fs::read_to_string(path).expect("tests/data/corners.perft");
-    let mut rows = Vec::new();
-    let mut fen_seen = false;
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        match words.next() {
-            Some("variant") => assert_eq!(words.next(), Some("corners")),
-            Some("fen") => {
-                let f = line["fen".len()..].trim();
-                let pos = parse_fen(f, Variant::Corners).expect("file fen");
-                assert_eq!(
-                    pos,
-                    Position::start(Variant::Corners),
-                    "file starts at the start"
-                );
-                fen_seen = true;
-            }
-            Some("perft") => {
-                let n: Vec<u64> = words.map(|w| w.parse().expect("number")).collect();
-                rows.push((n[0] as u32, n[1], n[2]));
-            }
-            _ => {}
-        }
-    }
-    assert!(fen_seen, "a fen line");
-    rows
-}
-
 fn check_perft(max_depth: u32, min_depth: u32) {
     let crate_start = Position::start(Variant::Corners);
     let ref_start = start();
@@ -229,13 +202,14 @@ fn check_perft(max_depth: u32, min_depth: u32) {
         parse_fen(&fen(&ref_start), Variant::Corners).expect("fen"),
         crate_start
     );
-    let rows = reference_file();
+    let rows = start_position_rows("corners", Variant::Corners);
     let mut checked = 0;
     for (depth, drop, keep) in rows {
         if depth < min_depth || depth > max_depth {
             continue;
         }
         // One route per (start, end): "keep" cannot differ from "drop".
+        let keep = keep.expect("a keep column");
         assert_eq!(keep, drop, "file row {depth}");
         assert_eq!(
             perft(&crate_start, depth, true),
@@ -259,7 +233,7 @@ fn check_perft(max_depth: u32, min_depth: u32) {
 
 #[test]
 fn corners_perft_crate_equals_file_equals_reference() {
-    let rows = reference_file();
+    let rows = start_position_rows("corners", Variant::Corners);
     assert_eq!(
         rows.iter().map(|r| r.0).take(5).collect::<Vec<_>>(),
         vec![1, 2, 3, 4, 5]
@@ -272,19 +246,6 @@ fn corners_perft_crate_equals_file_equals_reference() {
 #[ignore = "seconds in release; run with --release -- --ignored"]
 fn corners_perft_deep_rows() {
     check_perft(u32::MAX, 6);
-}
-
-/// A small deterministic generator (no external crate needed).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((self.0 >> 33) % n as u64) as usize
-    }
 }
 
 /// This file's reading of the result after a move (`None`: the game goes on). `made` is

@@ -14,11 +14,14 @@
 //!   counts in `tests/data/russian80.perft` / `tests/data/diagonal.perft` and this
 //!   generator all agree.
 
+mod common;
+
 use std::collections::HashSet;
-use std::path::Path;
 
 use draughts_arbiter::notation::fen::{parse_fen, write_fen};
 use draughts_arbiter::rules::{Position, Variant, perft};
+
+use common::{data, read_suites};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Side {
@@ -456,39 +459,6 @@ fn reference_perft(b: &Board, depth: u32, distinct: bool) -> u64 {
         .iter()
         .map(|m| reference_perft(&b.play(m), depth - 1, distinct))
         .sum()
-}
-
-/// (variant, fen, rows of (depth, drop, keep)) from a perft file.
-type Suite = (String, String, Vec<(u32, u64, Option<u64>)>);
-
-fn read_suites(path: &Path) -> Vec<Suite> {
-    let text = std::fs::read_to_string(path).expect("perft file");
-    let mut out: Vec<Suite> = Vec::new();
-    let mut variant = String::new();
-    for line in text.lines().map(str::trim) {
-        let mut words = line.split_whitespace();
-        match words.next() {
-            Some("variant") => variant = words.next().expect("name").to_string(),
-            Some("fen") => out.push((
-                variant.clone(),
-                line["fen".len()..].trim().to_string(),
-                Vec::new(),
-            )),
-            Some("perft") => {
-                let n: Vec<u64> = words.map(|w| w.parse().expect("number")).collect();
-                let suite = out.last_mut().expect("a fen first");
-                suite.2.push((n[0] as u32, n[1], n.get(2).copied()));
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-fn data(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
 }
 
 /// Published start-position counts reproduced by the reference generator, both columns,

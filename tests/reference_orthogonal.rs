@@ -16,12 +16,14 @@
 //! compulsory (a king counts one); a man landing on the last rank during a capture is
 //! crowned and goes on capturing as a king.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use draughts_arbiter::notation::fen::parse_fen;
-use draughts_arbiter::notation::square::square_name;
-use draughts_arbiter::rules::{Move, Position, Variant, perft};
+use draughts_arbiter::rules::{Position, Variant, perft};
+
+use common::{Lcg, describe_crate, describe_crate_move, start_position_rows};
 
 /// Row 0 is rank 8 (Black's back rank), column 0 is file a. Values: 0 empty, ±1 man,
 /// ±2 king; positive is White.
@@ -274,61 +276,9 @@ fn describe_ref(m: &RefMove) -> String {
     )
 }
 
-fn describe_crate_move(pos: &Position, m: &Move) -> String {
-    let v = pos.variant();
-    let mut caps: Vec<String> = m.captured().map(|s| square_name(s, v)).collect();
-    caps.sort();
-    format!(
-        "{}-{} x[{}]",
-        square_name(m.from(), v),
-        square_name(m.to(), v),
-        caps.join(",")
-    )
-}
-
-fn describe_crate(pos: &Position) -> Vec<String> {
-    let mut out: Vec<String> = pos
-        .legal_moves()
-        .iter()
-        .map(|m| describe_crate_move(pos, m))
-        .collect();
-    out.sort();
-    out
-}
-
-fn reference_file() -> Vec<(u32, u64)> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/turkish.perft");
-    let text = std::fs::read_to_string(path).expect("tests/data/turkish.perft");
-    let mut rows = Vec::new();
-    let mut fen_seen = false;
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        match words.next() {
-            Some("variant") => assert_eq!(words.next(), Some("turkish")),
-            Some("fen") => {
-                let f = line["fen".len()..].trim();
-                let pos = parse_fen(f, Variant::Turkish).expect("file fen");
-                assert_eq!(
-                    pos,
-                    Position::start(Variant::Turkish),
-                    "file starts at the start"
-                );
-                fen_seen = true;
-            }
-            Some("perft") => {
-                let n: Vec<u64> = words.map(|w| w.parse().expect("number")).collect();
-                rows.push((n[0] as u32, n[1]));
-            }
-            _ => {}
-        }
-    }
-    assert!(fen_seen, "a fen line");
-    rows
-}
-
 #[test]
 fn turkish_perft_crate_equals_file_equals_reference() {
-    let rows = reference_file();
+    let rows = start_position_rows("turkish", Variant::Turkish);
     assert_eq!(
         rows.iter().map(|r| r.0).collect::<Vec<_>>(),
         vec![1, 2, 3, 4, 5]
@@ -339,24 +289,11 @@ fn turkish_perft_crate_equals_file_equals_reference() {
         parse_fen(&fen(&ref_start), Variant::Turkish).expect("fen"),
         crate_start
     );
-    for (depth, expected) in rows {
+    for (depth, expected, _) in rows {
         let ours = perft(&crate_start, depth, true);
         let theirs = ref_perft(&ref_start, depth);
         assert_eq!(ours, expected, "crate perft {depth}");
         assert_eq!(theirs, expected, "reference perft {depth}");
-    }
-}
-
-/// A small deterministic generator (no external crate needed).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((self.0 >> 33) % n as u64) as usize
     }
 }
 

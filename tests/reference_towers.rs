@@ -22,12 +22,14 @@
 //! its top, which goes to the bottom of the capturing tower in capture order; the piece
 //! revealed is a man of its own colour.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use draughts_arbiter::notation::fen::parse_fen;
-use draughts_arbiter::notation::square::square_name;
-use draughts_arbiter::rules::{Move, Position, Variant, perft};
+use draughts_arbiter::rules::{Position, Variant, perft};
+
+use common::{Lcg, describe_crate, describe_crate_move, start_position_rows};
 
 /// One piece: its colour and whether it is a king.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -337,63 +339,11 @@ fn describe_ref(m: &RefMove) -> String {
     )
 }
 
-fn describe_crate_move(pos: &Position, m: &Move) -> String {
-    let v = pos.variant();
-    let mut caps: Vec<String> = m.captured().map(|s| square_name(s, v)).collect();
-    caps.sort();
-    format!(
-        "{}-{} x[{}]",
-        square_name(m.from(), v),
-        square_name(m.to(), v),
-        caps.join(",")
-    )
-}
-
-fn describe_crate(pos: &Position) -> Vec<String> {
-    let mut out: Vec<String> = pos
-        .legal_moves()
-        .iter()
-        .map(|m| describe_crate_move(pos, m))
-        .collect();
-    out.sort();
-    out
-}
-
-fn reference_file() -> Vec<(u32, u64)> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/towers.perft");
-    let text = std::fs::read_to_string(path).expect("tests/data/towers.perft");
-    let mut rows = Vec::new();
-    let mut fen_seen = false;
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        match words.next() {
-            Some("variant") => assert_eq!(words.next(), Some("towers")),
-            Some("fen") => {
-                let f = line["fen".len()..].trim();
-                let pos = parse_fen(f, Variant::Towers).expect("file fen");
-                assert_eq!(
-                    pos,
-                    Position::start(Variant::Towers),
-                    "file starts at the start"
-                );
-                fen_seen = true;
-            }
-            Some("perft") => {
-                let n: Vec<u64> = words.map(|w| w.parse().expect("number")).collect();
-                rows.push((n[0] as u32, n[1]));
-            }
-            _ => {}
-        }
-    }
-    assert!(fen_seen, "a fen line");
-    rows
-}
-
 /// Rows with more nodes than this run only in the deep (release) test.
 const QUICK_NODES: u64 = 10_000;
 
 fn check_file(nodes: std::ops::RangeInclusive<u64>) -> usize {
-    let rows = reference_file();
+    let rows = start_position_rows("towers", Variant::Towers);
     let crate_start = Position::start(Variant::Towers);
     let ref_start = start();
     assert_eq!(
@@ -401,7 +351,7 @@ fn check_file(nodes: std::ops::RangeInclusive<u64>) -> usize {
         crate_start
     );
     let mut checked = 0;
-    for (depth, expected) in rows.into_iter().filter(|r| nodes.contains(&r.1)) {
+    for (depth, expected, _) in rows.into_iter().filter(|r| nodes.contains(&r.1)) {
         assert_eq!(
             perft(&crate_start, depth, true),
             expected,
@@ -420,7 +370,7 @@ fn check_file(nodes: std::ops::RangeInclusive<u64>) -> usize {
 /// TOW perft from the start: crate == file == reference, depths 1–5.
 #[test]
 fn towers_perft_crate_equals_file_equals_reference() {
-    let depths: Vec<u32> = reference_file()
+    let depths: Vec<u32> = start_position_rows("towers", Variant::Towers)
         .iter()
         .filter(|r| r.1 <= QUICK_NODES)
         .map(|r| r.0)
@@ -434,19 +384,6 @@ fn towers_perft_crate_equals_file_equals_reference() {
 #[ignore = "deep rows: run in release (`cargo test --release --test reference_towers -- --ignored`)"]
 fn towers_perft_deep_rows() {
     assert!(check_file(QUICK_NODES + 1..=u64::MAX) >= 2);
-}
-
-/// A small deterministic generator (no external crate needed).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((self.0 >> 33) % n as u64) as usize
-    }
 }
 
 /// TOW, RU 1.5.x: seeded random games, move lists and positions (stacks included) agree
