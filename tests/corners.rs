@@ -49,7 +49,7 @@ fn play(g: &mut Game, text: &str) {
 fn final_draw(g: &Game) -> Option<&'static str> {
     g.draws()
         .into_iter()
-        .find(|d| d.mode == DrawMode::Final)
+        .find(|d| d.mode == DrawMode::Final(EndReason::CornerFilled))
         .map(|d| d.rule)
 }
 

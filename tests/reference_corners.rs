@@ -299,7 +299,7 @@ fn crate_result(g: &Game) -> Option<RefResult> {
     }
     g.draws()
         .iter()
-        .any(|d| d.mode == DrawMode::Final)
+        .any(|d| d.mode == DrawMode::Final(EndReason::CornerFilled))
         .then_some(RefResult::Draw)
 }
 

@@ -83,9 +83,8 @@ impl Api {
     async fn view(&self, handle: &GameHandle, with_moves: bool) -> pb::Game {
         handle
             .with(|session| {
-                let now = crate::server::registry::Timeline::start()
-                    .now(session.last_ms())
-                    .mono_ms;
+                // The registry's timeline, which the game's events are stamped on.
+                let now = self.registry.now().mono_ms.max(session.last_ms());
                 convert::game_pb(&handle.meta, session, now, with_moves)
             })
             .await

@@ -144,20 +144,15 @@ impl Tx<'_> {
     /// draws (automatic or referred).
     fn after_move(&mut self) -> Result<(), GameError> {
         if let Some(o) = self.s.game.outcome() {
-            let reason = match o.reason {
-                crate::rules::EndReason::NoPieces => EndReason::NoPieces,
-                crate::rules::EndReason::NoMoves => EndReason::NoMoves,
-                crate::rules::EndReason::CornerFilled => EndReason::CornerFilled,
-                crate::rules::EndReason::HomeNotLeft => EndReason::HomeNotLeft,
-            };
+            let reason = board_end_reason(o.reason);
             return self.end(Outcome::win_for(o.winner), reason, Some(o.rule), None);
         }
         for verdict in self.s.game.draws() {
             match verdict.mode {
-                DrawMode::Final => {
+                DrawMode::Final(reason) => {
                     return self.end(
                         Outcome::Draw,
-                        EndReason::CornerFilled,
+                        board_end_reason(reason),
                         Some(verdict.rule),
                         None,
                     );
@@ -190,6 +185,16 @@ impl Tx<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// The event's reason for a game the position itself ended (RU 1.8, corners).
+fn board_end_reason(reason: crate::rules::EndReason) -> EndReason {
+    match reason {
+        crate::rules::EndReason::NoPieces => EndReason::NoPieces,
+        crate::rules::EndReason::NoMoves => EndReason::NoMoves,
+        crate::rules::EndReason::CornerFilled => EndReason::CornerFilled,
+        crate::rules::EndReason::HomeNotLeft => EndReason::HomeNotLeft,
     }
 }
 

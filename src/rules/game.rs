@@ -31,17 +31,17 @@ pub enum RuleEdition {
 }
 
 /// How a draw condition takes effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DrawMode {
     /// The game is drawn by the rule itself (move-count rules).
     Automatic,
     /// A player may claim it (repetition, RU 1.9.2).
     Claimable,
-    /// The game is over by its own winning rule, drawn (corners: both sides filled their
-    /// target corner with the same number of moves). Not a move-count rule: the event's
-    /// choice to refer move-count draws to the arbiter does not apply.
-    Final,
+    /// The game is over by its own winning rule, drawn, for the reason given (corners:
+    /// both sides filled their target corner with the same number of moves). Not a
+    /// move-count rule: the event's choice to refer move-count draws to the arbiter does
+    /// not apply.
+    Final(EndReason),
 }
 
 /// A draw rule that applies to the current position.
@@ -583,7 +583,7 @@ impl Game {
                 if self.corner_filled(Color::White) && self.corner_filled(Color::Black) {
                     out.push(DrawVerdict {
                         rule: "CORN 1: both corners filled with equal moves",
-                        mode: DrawMode::Final,
+                        mode: DrawMode::Final(EndReason::CornerFilled),
                     });
                 }
             }
