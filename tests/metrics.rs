@@ -112,6 +112,7 @@ async fn start() -> Server {
     let listeners = Listeners {
         grpc,
         metrics: Some(metrics_listener),
+        tls: None,
     };
     let done = tokio::spawn(async move {
         run_with(&config, store, listeners, metrics, async {

@@ -3,15 +3,14 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Args;
-
-use std::sync::Arc;
 
 use crate::server::config::{Config, FileConfig, LogFormat};
 use crate::server::metrics::Metrics;
 use crate::server::run::{
-    Listeners, ServeError, bind_metrics, open_store, run_with, shutdown_signal,
+    Listeners, ServeError, bind_metrics, open_store, run_with, shutdown_signal, tls_of,
 };
 
 /// Arguments of `serve`. Each flag can also come from its `ARBITER_*` environment variable;
@@ -84,12 +83,13 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
     init_logs(config.log_format);
     // Read and check the TLS files now: a bad file is a configuration error (exit 2),
     // said before anything is opened or bound.
-    if let Some(tls) = &config.tls
-        && let Err(e) = crate::server::tls::server_config(tls)
-    {
-        eprintln!("error: {e}");
-        return ExitCode::from(2);
-    }
+    let tls = match tls_of(&config) {
+        Ok(tls) => tls,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -109,6 +109,7 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
         let listeners = Listeners {
             grpc,
             metrics: bind_metrics(&config).await?,
+            tls,
         };
         run_with(&config, store, listeners, metrics, shutdown_signal()).await
     });

@@ -7,6 +7,7 @@ use std::time::Instant;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::codegen::http;
+use tonic::transport::ServerTlsConfig;
 use tonic::transport::server::TcpIncoming;
 
 use super::auth::Tokens;
@@ -64,13 +65,28 @@ pub struct Listeners {
     pub grpc: TcpListener,
     /// Prometheus `/metrics` over plain HTTP, if any.
     pub metrics: Option<TcpListener>,
+    /// The gRPC listener's TLS, read from `config.tls` by [`tls_of`] (None: plaintext).
+    pub tls: Option<ServerTlsConfig>,
 }
 
-/// Serves gRPC on `listener` until `shutdown` resolves, and `/metrics` on
-/// `config.metrics_listen` if set; see [`run_with`].
+/// The TLS of `config`, its files read and checked.
 ///
 /// # Errors
-/// The metrics address cannot be bound; as [`run_with`].
+/// A TLS file that cannot be read or parsed, named in the message.
+pub fn tls_of(config: &Config) -> Result<Option<ServerTlsConfig>, ServeError> {
+    config
+        .tls
+        .as_ref()
+        .map(tls::server_config)
+        .transpose()
+        .map_err(|e| ServeError(e.0))
+}
+
+/// Serves gRPC on `listener` (with `config.tls`) until `shutdown` resolves, and
+/// `/metrics` on `config.metrics_listen` if set; see [`run_with`].
+///
+/// # Errors
+/// A TLS file or the metrics address; as [`run_with`].
 pub async fn run(
     config: &Config,
     store: Arc<dyn EventStore>,
@@ -80,6 +96,7 @@ pub async fn run(
     let listeners = Listeners {
         grpc: listener,
         metrics: bind_metrics(config).await?,
+        tls: tls_of(config)?,
     };
     run_with(config, store, listeners, Arc::new(Metrics::new()), shutdown).await
 }
@@ -101,11 +118,11 @@ pub async fn bind_metrics(config: &Config) -> Result<Option<TcpListener>, ServeE
 /// Serves until `shutdown` resolves: `/metrics`, `/healthz` and `/readyz` at once (if a
 /// listener is given; `/readyz` says ready from the end of recovery), then
 /// recovers every unfinished game (health reports SERVING only then) and answers RPCs,
-/// with TLS if configured; on shutdown stops accepting on both ports, lets running calls
-/// finish and ends the streams.
+/// with `listeners.tls` if any; on shutdown stops accepting on both ports, lets running
+/// calls finish and ends the streams.
 ///
 /// # Errors
-/// The TLS files, recovery or the transport failing.
+/// The transport refusing the TLS setting, recovery or the transport failing.
 pub async fn run_with(
     config: &Config,
     store: Arc<dyn EventStore>,
@@ -129,7 +146,15 @@ pub async fn run_with(
             stop_signal(stopped.clone()),
         ))
     });
-    let result = serve_grpc(config, store, listeners.grpc, metrics, stop_signal(stopped)).await;
+    let result = serve_grpc(
+        config,
+        store,
+        listeners.grpc,
+        listeners.tls,
+        metrics,
+        stop_signal(stopped),
+    )
+    .await;
     signal.abort();
     if let Some(task) = metrics_task {
         // Already stopped after a shutdown signal; stopped here after an error.
@@ -161,15 +186,10 @@ async fn serve_grpc(
     config: &Config,
     store: Arc<dyn EventStore>,
     listener: TcpListener,
+    tls: Option<ServerTlsConfig>,
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let tls = config
-        .tls
-        .as_ref()
-        .map(tls::server_config)
-        .transpose()
-        .map_err(|e| ServeError(e.0))?;
     let registry = Registry::with_metrics(store, config.charge_outage, metrics.clone());
     let tokens = Arc::new(Tokens::new(&config.tokens));
     let addr = listener.local_addr().unwrap_or(config.listen);
