@@ -6,6 +6,7 @@
 //! - [`clock`]: time controls and clock arithmetic, driven by explicit instants;
 //! - [`game`]: the arbiter session, one deterministic judge per game.
 //! - [`store`]: the durable event log (SQLite with group commit, or in memory);
+//! - [`hub`]: the live games, one owner per game, their watchers and timers;
 //! - [`api`]: the gRPC contract (generated protobuf types).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -14,6 +15,7 @@ pub mod api;
 pub mod cli;
 pub mod clock;
 pub mod game;
+pub mod hub;
 pub mod notation;
 pub mod rules;
 pub mod server;

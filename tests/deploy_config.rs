@@ -7,8 +7,8 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use draughts_arbiter::api::auth::Role;
 use draughts_arbiter::rules::Color;
-use draughts_arbiter::server::auth::Role;
 use draughts_arbiter::server::config::{Config, FileConfig};
 
 fn repo_file(rel: &str) -> PathBuf {

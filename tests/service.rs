@@ -5,13 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use draughts_arbiter::api::auth::{Role, TokenConfig};
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::arbiter_service_client::ArbiterServiceClient;
 use draughts_arbiter::api::pb::broadcast_service_client::BroadcastServiceClient;
 use draughts_arbiter::api::pb::game_service_client::GameServiceClient;
 use draughts_arbiter::api::pb::rules_service_client::RulesServiceClient;
 use draughts_arbiter::rules::Color;
-use draughts_arbiter::server::auth::{Role, TokenConfig};
 use draughts_arbiter::server::config::{Config, FileConfig};
 use draughts_arbiter::server::run::run;
 use draughts_arbiter::store::MemoryStore;

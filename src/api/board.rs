@@ -8,8 +8,8 @@ use tonic::{Status, Streaming};
 
 use super::pb;
 use super::service::{Api, occupancy};
+use crate::api::auth::Role;
 use crate::game::BoardInput;
-use crate::server::auth::Role;
 
 fn rejected(id: u64, s: &Status) -> pb::BoardFeedback {
     pb::BoardFeedback {

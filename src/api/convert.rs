@@ -9,8 +9,8 @@ use crate::game::{
     Actor, ClaimKind, EndReason, EventKind, GameEvent, GameSettings, IrregularityKind,
     MoveCountDraws, MoveSource, OfferResponse, OfferTiming, Outcome, RepetitionMode, Session,
 };
+use crate::hub::{GameMeta, PlayerInfo};
 use crate::rules::{Color, RuleEdition, Variant};
-use crate::server::registry::{GameMeta, PlayerInfo};
 
 /// A protobuf enum value that names nothing the server knows.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! PDN export of a game (BroadcastService.ExportPdn).
 
 use crate::game::Session;
+use crate::hub::GameMeta;
 use crate::notation::pdn::{PdnGame, PdnMove, PdnResult, write_game};
-use crate::server::registry::GameMeta;
 
 /// The game as a PDN 3.0 record.
 pub fn export(meta: &GameMeta, s: &Session) -> String {

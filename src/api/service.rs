@@ -9,11 +9,11 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::convert::{self, BadField};
 use super::pb;
+use crate::api::auth::{Action, AuthError, Role, Tokens};
 use crate::game::{Actor, ArbiterAction, BoardInput, Command, ErrorClass, Occupancy, Ruling};
+use crate::hub::{GameHandle, GameMeta, Registry, RegistryError};
 use crate::notation::fen::parse_fen;
 use crate::rules::{Color, Position};
-use crate::server::auth::{Action, AuthError, Role, Tokens};
-use crate::server::registry::{GameHandle, GameMeta, Registry, RegistryError};
 use crate::store::{GameFilter, StoreError};
 
 /// The one table from domain errors to gRPC status codes.

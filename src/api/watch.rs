@@ -14,7 +14,7 @@ use super::convert::event_pb;
 use super::pb;
 use super::service::status;
 use crate::game::GameEvent;
-use crate::server::registry::{GameHandle, Registry};
+use crate::hub::{GameHandle, Registry};
 
 async fn stored_after(
     registry: &Registry,

@@ -31,10 +31,10 @@ use crate::api::pb;
 use crate::api::pb::game_service_client::GameServiceClient;
 use crate::clock::TimeControl;
 use crate::game::{Actor, Command, GameSettings};
+use crate::hub::{GameMeta, Registry};
 use crate::notation::{parse_fen, write_move};
 use crate::rules::{Position, Variant};
 use crate::server::config::{Config, LogFormat};
-use crate::server::registry::{GameMeta, Registry};
 use crate::server::run::run as serve;
 use crate::store::{EventStore, GameRecord, MemoryStore, SqliteStore};
 

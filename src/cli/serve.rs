@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use crate::hub::metrics::Metrics;
 use crate::server::config::{Config, FileConfig, LogFormat};
-use crate::server::metrics::Metrics;
 use crate::server::run::{
     Listeners, ServeError, bind_metrics, open_store, run_with, shutdown_signal, tls_of,
 };

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::auth::TokenConfig;
+use crate::api::auth::TokenConfig;
 
 /// Log output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
@@ -206,7 +206,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::auth::Role;
+    use crate::api::auth::Role;
 
     #[test]
     fn file_then_flags() {

@@ -10,12 +10,12 @@ use tonic::codegen::http;
 use tonic::transport::ServerTlsConfig;
 use tonic::transport::server::TcpIncoming;
 
-use super::auth::Tokens;
 use super::config::Config;
-use super::metrics::{self, Metrics};
-use super::registry::Registry;
 use super::tls;
+use crate::api::auth::Tokens;
 use crate::api::{Api, pb};
+use crate::hub::Registry;
+use crate::hub::metrics::{self, Metrics};
 use crate::store::{EventStore, MemoryStore, SqliteOptions, SqliteStore};
 
 /// Why the server could not start or stopped with an error.

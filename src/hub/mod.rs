@@ -14,9 +14,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Mutex, Notify, RwLock, broadcast};
 
-use super::metrics::Metrics;
+pub mod metrics;
+
 use crate::game::{Actor, Command, EventKind, GameError, GameEvent, GameSettings, Now, Session};
 use crate::store::{EventStore, GameFilter, GameRecord, StoreError};
+use metrics::Metrics;
 
 /// A player as the game record names them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
