@@ -149,7 +149,8 @@ fn ru_1_4_1_players_alternate_and_a_wrong_turn_changes_nothing() {
         EventKind::ClockPressed {
             side: White,
             white_ms: 599_000,
-            black_ms: 600_000
+            black_ms: 600_000,
+            with_move: true,
         }
     ));
     assert_eq!(ev[0].rule.as_deref(), Some("RU 1.4.6"));

@@ -1,15 +1,20 @@
 //! The electronic board stream: a board binds to a game, then streams its touches,
-//! lifts, placements, releases, clock presses and snapshots; it gets an acknowledgement or
-//! a refusal for each message, and every event of its game (irregularities, clock state).
+//! lifts, placements, releases, clock presses and snapshots. It gets an acknowledgement
+//! or a refusal for each message, the events each message caused (with that message's
+//! id), and every other event of its game as it is recorded (message id 0: a digital
+//! move, a flag the timer recorded, an arbiter's ruling) — each event once, in order.
+//! The stream ends at shutdown with UNAVAILABLE.
 
 use async_stream::stream;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Status, Streaming};
 
 use super::pb;
-use super::service::{Api, occupancy};
+use super::service::{Api, occupancy, status};
+use super::watch::next_pb;
 use crate::api::auth::Role;
 use crate::game::BoardInput;
+use crate::hub::{HubError, Watch};
 
 fn rejected(id: u64, s: &Status) -> pb::BoardFeedback {
     pb::BoardFeedback {
@@ -21,22 +26,76 @@ fn rejected(id: u64, s: &Status) -> pb::BoardFeedback {
     }
 }
 
+fn unsolicited(e: pb::GameEvent) -> pb::BoardFeedback {
+    pb::BoardFeedback {
+        message_id: 0,
+        kind: Some(pb::board_feedback::Kind::Event(e)),
+    }
+}
+
+/// The next event of the bound game's watch; pending for ever while unbound.
+async fn next_event(watch: &mut Option<Watch>) -> Option<Result<pb::GameEvent, Status>> {
+    match watch {
+        Some(w) => next_pb(w).await,
+        None => std::future::pending().await,
+    }
+}
+
+enum Input {
+    Message(Option<Result<pb::BoardMessage, Status>>),
+    Event(Box<Option<Result<pb::GameEvent, Status>>>),
+    Stop,
+}
+
 /// Runs one board connection.
 pub fn session(
     api: Api,
     role: Role,
     mut inbound: Streaming<pb::BoardMessage>,
 ) -> impl Stream<Item = Result<pb::BoardFeedback, Status>> + Send {
-    let open = api.registry().metrics().board();
+    let open = api.hub().metrics().board();
+    let stopped = api.hub().stopped();
     stream! {
         // Counted in the boards gauge until the stream ends or the board hangs up.
         let _open = open;
+        tokio::pin!(stopped);
         let mut bound = None;
+        let mut watch: Option<Watch> = None;
         let mut board_id = String::new();
-        while let Some(msg) = inbound.next().await {
-            let msg = match msg {
-                Ok(m) => m,
-                Err(e) => { yield Err(e); break; }
+        loop {
+            let input = tokio::select! {
+                biased;
+                () = &mut stopped => Input::Stop,
+                e = next_event(&mut watch) => Input::Event(Box::new(e)),
+                m = inbound.next() => Input::Message(m),
+            };
+            let msg = match input {
+                Input::Stop => {
+                    yield Err(status(&HubError::ShuttingDown));
+                    break;
+                }
+                Input::Event(e) => match *e {
+                    Some(Ok(e)) => {
+                        yield Ok(unsolicited(e));
+                        continue;
+                    }
+                    Some(Err(s)) => {
+                        yield Err(s);
+                        break;
+                    }
+                    None => {
+                        // The game is over and every event was sent; the board may
+                        // still bind to another game.
+                        watch = None;
+                        continue;
+                    }
+                },
+                Input::Message(None) => break,
+                Input::Message(Some(Err(e))) => {
+                    yield Err(e);
+                    break;
+                }
+                Input::Message(Some(Ok(m))) => m,
             };
             let id = msg.message_id;
             let Some(kind) = msg.kind else {
@@ -47,8 +106,16 @@ pub fn session(
             if let Kind::Bind(b) = kind {
                 match api.bind_board(&role, &b.game_id).await {
                     Ok(h) => {
+                        let game = match api.game_view(&h).await {
+                            Ok(g) => g,
+                            Err(s) => { yield Ok(rejected(id, &s)); continue; }
+                        };
+                        // Every event after the one the bound view shows.
+                        match h.watch(game.last_seq).await {
+                            Ok(w) => watch = Some(w),
+                            Err(e) => { yield Ok(rejected(id, &status(&e))); continue; }
+                        }
                         board_id = if b.board_id.is_empty() { "board".into() } else { b.board_id };
-                        let game = api.game_view(&h).await;
                         bound = Some(h);
                         yield Ok(pb::BoardFeedback { message_id: id, kind: Some(pb::board_feedback::Kind::Bound(game)) });
                     }
@@ -77,7 +144,24 @@ pub fn session(
             };
             match api.board_input(handle, &board_id, input).await {
                 Ok(events) => {
-                    let last_seq = events.last().map(|e| e.seq).unwrap_or(0);
+                    if let (Some(first), Some(w)) = (events.first(), watch.as_mut()) {
+                        // Events of others recorded before this message's are already in
+                        // the watch's queue: send them first, so the order holds.
+                        while w.last_seq() + 1 < first.seq {
+                            match next_pb(w).await {
+                                Some(Ok(e)) => yield Ok(unsolicited(e)),
+                                Some(Err(s)) => { yield Err(s); return; }
+                                None => break,
+                            }
+                        }
+                    }
+                    let last_seq = match events.last() {
+                        Some(e) => e.seq,
+                        None => handle.read(|s, _| s.last_seq()).await.unwrap_or(0),
+                    };
+                    if let Some(w) = watch.as_mut() {
+                        w.skip_to(events.last().map_or(0, |e| e.seq));
+                    }
                     for e in events {
                         yield Ok(pb::BoardFeedback { message_id: id, kind: Some(pb::board_feedback::Kind::Event(e)) });
                     }

@@ -6,10 +6,10 @@ use prost_types::Timestamp;
 use super::pb;
 use crate::clock::Phase;
 use crate::game::{
-    Actor, ClaimKind, EndReason, EventKind, GameEvent, GameSettings, IrregularityKind,
+    Actor, ClaimKind, ClockReading, ClockRun, EndReason, EventKind, GameSettings, IrregularityKind,
     MoveCountDraws, MoveSource, OfferResponse, OfferTiming, Outcome, RepetitionMode, Session,
 };
-use crate::hub::{GameMeta, PlayerInfo};
+use crate::hub::{GameMeta, PlayerInfo, Published, Snapshot};
 use crate::rules::{Color, RuleEdition, Variant};
 
 /// A protobuf enum value that names nothing the server knows.
@@ -175,22 +175,26 @@ fn player_pb(p: &PlayerInfo) -> pb::Player {
 }
 
 fn clock_pb(s: &Session, now: u64) -> Option<pb::ClockSnapshot> {
-    let c = s.clock()?;
-    let (state, running) = match c.phase(now) {
-        Phase::NotStarted => (pb::ClockState::NotStarted, None),
-        Phase::Running(side) => (pb::ClockState::Running, Some(side)),
-        Phase::Paused(side) => (pb::ClockState::Paused, Some(side)),
-        Phase::Flagged(_) | Phase::Stopped { .. } => (pb::ClockState::Stopped, None),
+    s.clock().map(|c| reading_pb(&ClockReading::of(c, now)))
+}
+
+/// A clock reading as the API shows it.
+pub fn reading_pb(r: &ClockReading) -> pb::ClockSnapshot {
+    let (state, running) = match r.run {
+        ClockRun::NotStarted => (pb::ClockState::NotStarted, None),
+        ClockRun::Running(side) => (pb::ClockState::Running, Some(side)),
+        ClockRun::Paused(side) => (pb::ClockState::Paused, Some(side)),
+        ClockRun::Stopped => (pb::ClockState::Stopped, None),
     };
-    Some(pb::ClockSnapshot {
+    pb::ClockSnapshot {
         state: state as i32,
         running_side: running.map_or(0, side_pb),
-        white_ms: c.remaining(Color::White, now) as i64,
-        black_ms: c.remaining(Color::Black, now) as i64,
-        read_at: ts(now as i64),
-        white_period: c.period(Color::White, now),
-        black_period: c.period(Color::Black, now),
-    })
+        white_ms: r.white_ms as i64,
+        black_ms: r.black_ms as i64,
+        read_at: ts(r.at_ms as i64),
+        white_period: r.white_period,
+        black_period: r.black_period,
+    }
 }
 
 fn outcome_pb(o: Outcome) -> i32 {
@@ -306,31 +310,20 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::
     } else {
         pb::GameStatus::Running
     };
+    let black_first = s.game().start().turn() == Color::Black;
     let moves = view
         .moves
         .iter()
         .enumerate()
         .map(|(i, m)| pb::PlayedMove {
-            r#move: Some(pb::Move {
-                notation: m.notation.to_string(),
-                path: Vec::new(),
-                captured: Vec::new(),
-            }),
+            r#move: Some(move_pb(&m.notation, &m.path, &m.captured)),
             side: side_pb(m.side),
-            move_number: (i / 2 + 1) as u32,
-            seq: 0,
-            white_clock_ms: if m.side == Color::White {
-                m.clock_ms.map_or(-1, |c| c as i64)
-            } else {
-                -1
-            },
-            black_clock_ms: if m.side == Color::Black {
-                m.clock_ms.map_or(-1, |c| c as i64)
-            } else {
-                -1
-            },
-            time_spent_ms: 0,
-            fen_after: String::new(),
+            move_number: ((i + usize::from(black_first)) / 2 + 1) as u32,
+            seq: m.seq,
+            white_clock_ms: m.white_ms.map_or(-1, |c| c as i64),
+            black_clock_ms: m.black_ms.map_or(-1, |c| c as i64),
+            time_spent_ms: m.spent_ms as i64,
+            fen_after: m.fen_after.to_string(),
         })
         .collect();
     pb::Game {
@@ -367,12 +360,12 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::
         start_fen: crate::notation::write_fen(s.game().start()),
         pending_draw_offer: view.offer.map(|o| pb::PendingDrawOffer {
             side: side_pb(o.by),
-            seq: 0,
+            seq: o.seq,
             postponed: o.postponed,
         }),
         pending_claim: view.claim.as_ref().map(|c| pb::PendingClaim {
             side: side_pb(c.by),
-            seq: 0,
+            seq: c.seq,
             kind: claim_kind_pb(c.kind),
             written_move: c.written_move.as_ref().map(|m| pb::Move {
                 notation: m.clone(),
@@ -384,7 +377,7 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::
             .irregularity
             .iter()
             .map(|i| pb::PendingIrregularity {
-                seq: 0,
+                seq: i.seq,
                 kind: irregularity_pb(i.kind),
                 side: side_pb(i.side),
                 rule: String::new(),
@@ -397,7 +390,7 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::
                 side: side_pb(w.side),
                 reason: w.reason.clone(),
                 rule: w.rule.clone().unwrap_or_default(),
-                seq: 0,
+                seq: w.seq,
             })
             .collect(),
         created_at: ts(stamps.created.timestamp_millis()),
@@ -431,9 +424,29 @@ fn actor_pb(a: &Actor) -> pb::Actor {
     }
 }
 
-/// A recorded event as the API streams it; `game_id` names the game.
-pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
+/// The `Resync` message a watcher that fell behind gets: the whole game at the
+/// snapshot's seq (the stream continues after it).
+pub fn resync_pb(meta: &GameMeta, snap: &Snapshot) -> pb::GameEvent {
+    let game = game_pb(meta, &snap.session, snap.now_ms, true);
+    pb::GameEvent {
+        seq: snap.seq(),
+        server_time: ts(snap.session.last_ms() as i64),
+        actor: Some(actor_pb(&Actor::System)),
+        rule: String::new(),
+        game_id: meta.id.clone(),
+        monotonic_ms: snap.now_ms as i64,
+        kind: Some(pb::game_event::Kind::Resync(pb::Resync {
+            game: Some(game),
+        })),
+    }
+}
+
+/// A recorded event as the API streams it, with what the judge knew right after it.
+pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
     use pb::game_event::Kind;
+    let e = &p.event;
+    let note = &p.note;
+    let clock = note.clock.as_ref().map(reading_pb);
     let kind = match &e.kind {
         EventKind::GameCreated {
             settings,
@@ -445,15 +458,15 @@ pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
                 .as_ref()
                 .map(|t| t.to_string())
                 .unwrap_or_default(),
-            white: None,
-            black: None,
-            event: String::new(),
-            round: String::new(),
-            board: 0,
+            white: Some(player_pb(&meta.white)),
+            black: Some(player_pb(&meta.black)),
+            event: meta.event.clone(),
+            round: meta.round.clone(),
+            board: meta.board,
             start_fen: start_fen.clone(),
             settings: Some(settings_pb(settings)),
         }),
-        EventKind::GameStarted => Kind::GameStarted(pb::GameStarted { clock: None }),
+        EventKind::GameStarted => Kind::GameStarted(pb::GameStarted { clock }),
         EventKind::MovePlayed {
             side,
             notation,
@@ -464,10 +477,10 @@ pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
         } => Kind::MovePlayed(pb::MovePlayed {
             r#move: Some(move_pb(notation, path, captured)),
             side: side_pb(*side),
-            move_number: 0,
+            move_number: note.move_number,
             fen_after: fen_after.clone(),
-            clock: None,
-            time_spent_ms: 0,
+            clock,
+            time_spent_ms: note.time_spent_ms.unwrap_or(0) as i64,
             source: (match source {
                 MoveSource::Digital => pb::MoveSource::Digital,
                 MoveSource::Board => pb::MoveSource::Board,
@@ -475,30 +488,18 @@ pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
                 MoveSource::WrittenClaim => pb::MoveSource::WrittenClaim,
             }) as i32,
         }),
-        EventKind::ClockPressed {
-            side,
-            white_ms,
-            black_ms,
-        } => Kind::ClockPressed(pb::ClockPressed {
+        EventKind::ClockPressed { side, .. } => Kind::ClockPressed(pb::ClockPressed {
             side: side_pb(*side),
-            clock: Some(pb::ClockSnapshot {
-                state: pb::ClockState::Running as i32,
-                running_side: side_pb(!*side),
-                white_ms: *white_ms as i64,
-                black_ms: *black_ms as i64,
-                read_at: ts(e.at.mono_ms as i64),
-                white_period: 0,
-                black_period: 0,
-            }),
+            clock,
             board_time_ms: 0,
         }),
         EventKind::ClockChanged { op, reason } => match op {
             crate::clock::ClockOp::Pause { .. } => Kind::ClocksPaused(pb::ClocksPaused {
                 reason: reason.clone().unwrap_or_default(),
-                clock: None,
+                clock,
             }),
             crate::clock::ClockOp::Resume { .. } => {
-                Kind::ClocksResumed(pb::ClocksResumed { clock: None })
+                Kind::ClocksResumed(pb::ClocksResumed { clock })
             }
             crate::clock::ClockOp::SetRemaining {
                 side, remaining, ..
@@ -508,14 +509,14 @@ pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
                     *remaining as i64,
                 )),
                 reason: reason.clone().unwrap_or_default(),
-                clock: None,
+                clock,
             }),
             crate::clock::ClockOp::AddTime { side, amount, .. } => {
                 Kind::ClockAdjusted(pb::ClockAdjusted {
                     side: side_pb(*side),
                     change: Some(pb::clock_adjusted::Change::AddMs(*amount as i64)),
                     reason: reason.clone().unwrap_or_default(),
-                    clock: None,
+                    clock,
                 })
             }
             crate::clock::ClockOp::SubtractTime { side, amount, .. } => {
@@ -523,10 +524,17 @@ pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
                     side: side_pb(*side),
                     change: Some(pb::clock_adjusted::Change::AddMs(-(*amount as i64))),
                     reason: reason.clone().unwrap_or_default(),
-                    clock: None,
+                    clock,
                 })
             }
-            _ => Kind::ClockState(pb::ClockStateChanged { clock: None }),
+            crate::clock::ClockOp::Settle { .. } => match note.side {
+                Some(side) => Kind::FlagFell(pb::FlagFell {
+                    side: side_pb(side),
+                    clock,
+                }),
+                None => Kind::ClockState(pb::ClockStateChanged { clock }),
+            },
+            _ => Kind::ClockState(pb::ClockStateChanged { clock }),
         },
         EventKind::TimeCalled { side } => Kind::TimeCalled(pb::TimeCalled {
             side: side_pb(*side),
@@ -601,8 +609,8 @@ pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
             checked_correct: *correct,
         }),
         EventKind::ClaimDecided { upheld } => Kind::ClaimDecided(pb::ClaimDecided {
-            side: 0,
-            claim_seq: 0,
+            side: note.side.map_or(0, side_pb),
+            claim_seq: note.refers_to.unwrap_or(0),
             ruling: if *upheld {
                 pb::ClaimRuling::Correct as i32
             } else {
@@ -624,7 +632,7 @@ pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
         }),
         EventKind::IrregularityResolved { ruling, fen } => {
             Kind::IrregularityRuled(pb::IrregularityRuled {
-                irregularity_seq: 0,
+                irregularity_seq: note.refers_to.unwrap_or(0),
                 ruling: match ruling {
                     Some(crate::game::Ruling::Stands) => pb::IrregularityRuling::Stands as i32,
                     Some(crate::game::Ruling::Corrected) | None => {
@@ -642,7 +650,7 @@ pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
         EventKind::Warning { side, reason } => Kind::WarningIssued(pb::WarningIssued {
             side: side_pb(*side),
             reason: reason.clone(),
-            count: 0,
+            count: note.count,
         }),
         EventKind::DrawConditionReached => Kind::DrawConditionReached(pb::DrawConditionReached {
             mode: pb::DrawMode::Referred as i32,
@@ -666,17 +674,17 @@ pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
             resumed_at: ts(*until_ms as i64),
             duration_ms: until_ms.saturating_sub(*from_ms) as i64,
             charged: *charged,
-            clock: None,
+            clock,
         }),
         EventKind::GameEnded {
             outcome,
             reason,
-            note,
+            note: text,
         } => Kind::GameFinished(pb::GameFinished {
             result: outcome_pb(*outcome),
             reason: reason_pb(*reason),
-            explanation: note.clone().unwrap_or_default(),
-            clock: None,
+            explanation: text.clone().unwrap_or_default(),
+            clock,
         }),
     };
     pb::GameEvent {
@@ -684,7 +692,7 @@ pub fn event_pb(e: &GameEvent, game_id: &str) -> pb::GameEvent {
         server_time: ts(e.at.wall.timestamp_millis()),
         actor: Some(actor_pb(&e.actor)),
         rule: e.rule.clone().unwrap_or_default(),
-        game_id: game_id.to_string(),
+        game_id: meta.id.clone(),
         monotonic_ms: e.at.mono_ms as i64,
         kind: Some(kind),
     }

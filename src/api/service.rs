@@ -1,5 +1,5 @@
-//! The gRPC services: authenticate, convert, hand the command to the registry, convert
-//! back. Errors map to status codes in one table ([`status`]).
+//! The gRPC services: authenticate, convert, hand the command to the game's task in the
+//! hub, convert back. Errors map to status codes in one table ([`status`]).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -11,26 +11,35 @@ use super::convert::{self, BadField};
 use super::pb;
 use crate::api::auth::{Action, AuthError, Role, Tokens};
 use crate::game::{Actor, ArbiterAction, BoardInput, Command, ErrorClass, Occupancy, Ruling};
-use crate::hub::{GameHandle, GameMeta, Registry, RegistryError};
+use crate::hub::{GameHandle, GameMeta, Hub, HubError};
 use crate::notation::fen::parse_fen;
 use crate::rules::{Color, Position};
 use crate::store::{GameFilter, StoreError};
 
-/// The one table from domain errors to gRPC status codes.
-pub fn status(e: &RegistryError) -> Status {
+/// The one table from domain errors to gRPC status codes. Internal errors (the judge or
+/// the hub breaking an invariant of its own) are logged here.
+pub fn status(e: &HubError) -> Status {
     match e {
-        RegistryError::NotFound(_) => Status::not_found(e.to_string()),
-        RegistryError::Game(g) => match g.class() {
+        HubError::NotFound(_) => Status::not_found(e.to_string()),
+        HubError::Game(g) => match g.class() {
             ErrorClass::InvalidArgument => Status::invalid_argument(g.to_string()),
             ErrorClass::FailedPrecondition => Status::failed_precondition(g.to_string()),
+            ErrorClass::Internal => {
+                tracing::error!(error = %g, "internal error");
+                Status::internal(g.to_string())
+            }
         },
-        RegistryError::Stale { .. } | RegistryError::Store(StoreError::Conflict { .. }) => {
+        HubError::Stale { .. } | HubError::Store(StoreError::Conflict { .. }) => {
             Status::aborted(e.to_string())
         }
-        RegistryError::Store(StoreError::GameExists(_)) => Status::already_exists(e.to_string()),
-        RegistryError::Store(StoreError::GameNotFound(_)) => Status::not_found(e.to_string()),
-        RegistryError::Store(_) => Status::unavailable(e.to_string()),
-        RegistryError::Corrupt(_) => Status::data_loss(e.to_string()),
+        HubError::Store(StoreError::GameExists(_)) => Status::already_exists(e.to_string()),
+        HubError::Store(StoreError::GameNotFound(_)) => Status::not_found(e.to_string()),
+        HubError::Store(_) | HubError::ShuttingDown => Status::unavailable(e.to_string()),
+        HubError::Corrupt(_) => Status::data_loss(e.to_string()),
+        HubError::Internal(_) => {
+            tracing::error!(error = %e, "internal error");
+            Status::internal(e.to_string())
+        }
     }
 }
 
@@ -48,19 +57,19 @@ fn bad(e: BadField) -> Status {
 /// The state every service shares.
 #[derive(Clone)]
 pub struct Api {
-    registry: Arc<Registry>,
+    hub: Arc<Hub>,
     tokens: Arc<Tokens>,
 }
 
 impl Api {
-    /// Services over a registry and a token table.
-    pub fn new(registry: Arc<Registry>, tokens: Arc<Tokens>) -> Api {
-        Api { registry, tokens }
+    /// Services over a hub and a token table.
+    pub fn new(hub: Arc<Hub>, tokens: Arc<Tokens>) -> Api {
+        Api { hub, tokens }
     }
 
-    /// The registry the services run on.
-    pub(crate) fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+    /// The hub the services run on.
+    pub(crate) fn hub(&self) -> &Arc<Hub> {
+        &self.hub
     }
 
     fn role<T>(&self, req: &Request<T>) -> Result<Role, Status> {
@@ -71,23 +80,21 @@ impl Api {
         self.tokens.role(header).map_err(auth_status)
     }
 
-    async fn game(&self, id: &str) -> Result<Arc<GameHandle>, Status> {
+    async fn game(&self, id: &str) -> Result<GameHandle, Status> {
         if id.trim().is_empty() {
             return Err(Status::invalid_argument("game_id: required"));
         }
-        self.registry.game(id).await.map_err(|e| status(&e))
+        self.hub.game(id).await.map_err(|e| status(&e))
     }
 
-    /// The game as protobuf; `with_moves` false leaves out the score sheet (see the
-    /// proto's `Game.moves`).
-    async fn view(&self, handle: &GameHandle, with_moves: bool) -> pb::Game {
+    /// The game as protobuf, read in its task; `with_moves` false leaves out the score
+    /// sheet (see the proto's `Game.moves`).
+    async fn view(&self, handle: &GameHandle, with_moves: bool) -> Result<pb::Game, Status> {
+        let meta = handle.meta().clone();
         handle
-            .with(|session| {
-                // The registry's timeline, which the game's events are stamped on.
-                let now = self.registry.now().mono_ms.max(session.last_ms());
-                convert::game_pb(&handle.meta, session, now, with_moves)
-            })
+            .read(move |session, now| convert::game_pb(&meta, session, now, with_moves))
             .await
+            .map_err(|e| status(&e))
     }
 
     /// Runs a command after checking the role; returns the game and the new events.
@@ -101,17 +108,20 @@ impl Api {
         expected_seq: u64,
     ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
         let handle = self.game(game_id).await?;
-        role.allows(action(&handle.meta)).map_err(auth_status)?;
-        let events = self
-            .registry
-            .command(game_id, &actor, cmd, Some(expected_seq))
+        role.allows(action(handle.meta())).map_err(auth_status)?;
+        let meta = handle.meta().clone();
+        // The reply's game is read in the same step as the command, from the same state.
+        let (events, game) = handle
+            .command(actor, cmd, Some(expected_seq), move |session, now| {
+                convert::game_pb(&meta, session, now, false)
+            })
             .await
             .map_err(|e| status(&e))?;
         let events = events
             .iter()
-            .map(|e| convert::event_pb(e, game_id))
+            .map(|e| convert::event_pb(e, handle.meta()))
             .collect();
-        Ok((self.view(&handle, false).await, events))
+        Ok((game, events))
     }
 
     /// The side a player request acts for: the field, else the player's own side, else
@@ -124,7 +134,10 @@ impl Api {
             return Ok(*side);
         }
         let handle = self.game(game_id).await?;
-        Ok(handle.with(|s| s.position().turn()).await)
+        handle
+            .read(|s, _| s.position().turn())
+            .await
+            .map_err(|e| status(&e))
     }
 
     /// A player command whose only argument is the side.
@@ -253,16 +266,16 @@ impl pb::game_service_server::GameService for Api {
         };
         let fen = (!r.start_fen.trim().is_empty()).then_some(r.start_fen.as_str());
         let handle = self
-            .registry
+            .hub
             .create(meta, settings, fen, Actor::Arbiter(role_name(&role)))
             .await
             .map_err(|e| match e {
-                RegistryError::Game(crate::game::GameError::Fen(f)) => {
+                HubError::Game(crate::game::GameError::Fen(f)) => {
                     Status::invalid_argument(format!("start_fen: {f}"))
                 }
                 other => status(&other),
             })?;
-        Ok(Response::new(self.view(&handle, true).await))
+        Ok(Response::new(self.view(&handle, true).await?))
     }
 
     async fn get_game(
@@ -271,7 +284,7 @@ impl pb::game_service_server::GameService for Api {
     ) -> Result<Response<pb::Game>, Status> {
         self.role(&req)?;
         let handle = self.game(&req.get_ref().game_id).await?;
-        Ok(Response::new(self.view(&handle, true).await))
+        Ok(Response::new(self.view(&handle, true).await?))
     }
 
     async fn list_games(
@@ -285,11 +298,11 @@ impl pb::game_service_server::GameService for Api {
             round: (!r.round.is_empty()).then_some(r.round),
             unfinished_only: r.unfinished_only,
         };
-        let metas = self.registry.list(&filter).await.map_err(|e| status(&e))?;
+        let metas = self.hub.list(&filter).await.map_err(|e| status(&e))?;
         let mut games = Vec::with_capacity(metas.len());
         for meta in metas {
             let handle = self.game(&meta.id).await?;
-            games.push(self.view(&handle, r.include_moves).await);
+            games.push(self.view(&handle, r.include_moves).await?);
         }
         Ok(Response::new(pb::ListGamesResponse { games }))
     }
@@ -587,7 +600,8 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         self.role(&req)?;
         let r = req.into_inner();
         let handle = self.game(&r.game_id).await?;
-        let stream = super::watch::watch(self.registry.clone(), handle, r.from_seq);
+        let watch = handle.watch(r.from_seq).await.map_err(|e| status(&e))?;
+        let stream = super::watch::watch(self.hub.metrics(), watch);
         Ok(Response::new(Box::pin(stream)))
     }
 
@@ -605,15 +619,16 @@ impl pb::broadcast_service_server::BroadcastService for Api {
             round: (!r.round.is_empty()).then_some(r.round),
             unfinished_only: false,
         };
-        let metas = self.registry.list(&filter).await.map_err(|e| status(&e))?;
-        let mut handles = Vec::new();
+        let metas = self.hub.list(&filter).await.map_err(|e| status(&e))?;
+        let mut watches = Vec::new();
         for m in metas {
             let from = r.resume_from.get(&m.id).copied().unwrap_or(r.from_seq);
-            handles.push((self.game(&m.id).await?, from));
+            let handle = self.game(&m.id).await?;
+            watches.push(handle.watch(from).await.map_err(|e| status(&e))?);
         }
         Ok(Response::new(Box::pin(super::watch::watch_many(
-            self.registry.clone(),
-            handles,
+            self.hub.metrics(),
+            watches,
         ))))
     }
 
@@ -624,10 +639,12 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         self.role(&req)?;
         let r = req.into_inner();
         let handle = self.game(&r.game_id).await?;
-        let session = handle.session().await;
-        Ok(Response::new(pb::ExportPdnResponse {
-            pdn: super::pdn::export(&handle.meta, &session),
-        }))
+        let meta = handle.meta().clone();
+        let pdn = handle
+            .read(move |session, _| super::pdn::export(&meta, session))
+            .await
+            .map_err(|e| status(&e))?;
+        Ok(Response::new(pb::ExportPdnResponse { pdn }))
     }
 }
 
@@ -655,11 +672,11 @@ impl Api {
         &self,
         role: &Role,
         game_id: &str,
-    ) -> Result<Arc<GameHandle>, Status> {
+    ) -> Result<GameHandle, Status> {
         let handle = self.game(game_id).await?;
         role.allows(Action::Board {
-            game: &handle.meta.id,
-            event: &handle.meta.event,
+            game: &handle.meta().id,
+            event: &handle.meta().event,
         })
         .map_err(auth_status)?;
         Ok(handle)
@@ -672,24 +689,23 @@ impl Api {
         board_id: &str,
         input: BoardInput,
     ) -> Result<Vec<pb::GameEvent>, Status> {
-        let events = self
-            .registry
+        let (events, ()) = handle
             .command(
-                &handle.meta.id,
-                &Actor::Board(board_id.to_string()),
+                Actor::Board(board_id.to_string()),
                 Command::Board(input),
                 None,
+                |_, _| (),
             )
             .await
             .map_err(|e| status(&e))?;
         Ok(events
             .iter()
-            .map(|e| convert::event_pb(e, &handle.meta.id))
+            .map(|e| convert::event_pb(e, handle.meta()))
             .collect())
     }
 
     /// The game as the API shows it.
-    pub(super) async fn game_view(&self, handle: &GameHandle) -> pb::Game {
+    pub(super) async fn game_view(&self, handle: &GameHandle) -> Result<pb::Game, Status> {
         self.view(handle, true).await
     }
 }

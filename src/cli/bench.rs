@@ -13,7 +13,7 @@
 //!   ~300-byte payload per call straight to [`SqliteStore`], awaited; the service is
 //!   reported as a ratio of it.
 //! - Resident memory per active game: timed games started (clocks running, timers armed)
-//!   in a [`Registry`] over a [`MemoryStore`], `/proc/self/statm` before and after.
+//!   in a [`Hub`] over a [`MemoryStore`], `/proc/self/statm` before and after.
 //!
 //! The games start from a position with two kings a side and shuffle them, so they never
 //! end: move-count draws are referred to the arbiter and repetitions need a claim.
@@ -31,7 +31,7 @@ use crate::api::pb;
 use crate::api::pb::game_service_client::GameServiceClient;
 use crate::clock::TimeControl;
 use crate::game::{Actor, Command, GameSettings};
-use crate::hub::{GameMeta, Registry};
+use crate::hub::{GameMeta, Hub};
 use crate::notation::{parse_fen, write_move};
 use crate::rules::{Position, Variant};
 use crate::server::config::{Config, LogFormat};
@@ -472,7 +472,7 @@ async fn memory_per_game(games: usize) -> Result<String, String> {
             .map_err(|e| format!("{TIME_CONTROL}: {e}"))?,
     );
     let actor = Actor::Arbiter("bench".into());
-    let registry = Registry::new(Arc::new(MemoryStore::new()), false);
+    let hub = Hub::new(Arc::new(MemoryStore::new()), false);
     let began = Instant::now();
     for i in 0..games {
         let meta = GameMeta {
@@ -482,19 +482,20 @@ async fn memory_per_game(games: usize) -> Result<String, String> {
             board: i as u32 + 1,
             ..GameMeta::default()
         };
-        let handle = registry
+        let handle = hub
             .create(meta, settings.clone(), None, actor.clone())
             .await
             .map_err(|e| format!("memory: create: {e}"))?;
-        registry
-            .command(&handle.meta.id, &actor, Command::Start, None)
+        handle
+            .command(actor.clone(), Command::Start, None, |_, _| ())
             .await
             .map_err(|e| format!("memory: start: {e}"))?;
     }
     let elapsed = began.elapsed();
     let after = resident_bytes().unwrap_or(before);
-    let running = registry.loaded().await;
-    drop(registry);
+    let running = hub.loaded();
+    hub.shutdown().await;
+    drop(hub);
     let grown = after.saturating_sub(before);
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     Ok(format!(

@@ -132,7 +132,7 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction) -> Result<(), GameErro
                 Some("FMJD 5.4"),
             )?;
             if ruling == Ruling::Stands && tx.s.awaiting_press.is_some() {
-                tx.press(out.side)?;
+                tx.press(out.side, false)?;
             }
             Ok(())
         }

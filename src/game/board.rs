@@ -341,7 +341,7 @@ fn clock_press(tx: &mut Tx, side: Color) -> Result<(), GameError> {
             cite(&tx.s, "RU 1.5.13", "FMJD 4.5", "EN capture"),
         )
     } else {
-        return tx.press(side);
+        return tx.press(side, false);
     };
     // The press does not switch the clocks: the judge runs them.
     tx.emit(

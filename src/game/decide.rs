@@ -4,6 +4,7 @@
 use super::command::{Actor, Command, OfferResponse, Outcome};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, GameEvent, MoveSource, Now, OfferTiming};
+use super::note::{self, EventNote};
 use super::session::Session;
 use super::settings::{MoveCountDraws, RepetitionMode};
 use crate::clock::{ClockEvent, ClockOp, FlagCause};
@@ -38,8 +39,42 @@ pub(super) fn cite(
 pub(super) struct Tx<'a> {
     pub s: Session,
     pub events: Vec<GameEvent>,
+    pub notes: Vec<EventNote>,
     pub now: Now,
     pub actor: &'a Actor,
+}
+
+/// A decided command (or what time did): the session after it, its events and the note
+/// of each event. Nothing is recorded yet: the caller appends the events durably, then
+/// takes the session.
+#[derive(Debug, Clone)]
+pub struct Decided {
+    /// The session after the events.
+    pub session: Session,
+    /// The events, in order.
+    pub events: Vec<GameEvent>,
+    /// What the judge knew right after each event (same order).
+    pub notes: Vec<EventNote>,
+}
+
+impl<'a> Tx<'a> {
+    fn new(s: &Session, now: Now, actor: &'a Actor) -> Tx<'a> {
+        Tx {
+            s: s.clone(),
+            events: Vec::new(),
+            notes: Vec::new(),
+            now,
+            actor,
+        }
+    }
+
+    fn decided(self) -> Decided {
+        Decided {
+            session: self.s,
+            events: self.events,
+            notes: self.notes,
+        }
+    }
 }
 
 impl Tx<'_> {
@@ -52,9 +87,11 @@ impl Tx<'_> {
             rule: rule.map(str::to_string),
             kind,
         };
-        self.s
-            .apply(&event)
-            .map_err(|e| GameError::Invalid(format!("internal: {e}")))?;
+        let note = self
+            .s
+            .apply_noted(&event)
+            .map_err(|e| GameError::Internal(e.to_string()))?;
+        note::push(&mut self.notes, &self.events, &event, note);
         self.events.push(event);
         Ok(())
     }
@@ -83,7 +120,7 @@ impl Tx<'_> {
         let v = self.s.variant();
         let after = pos
             .play(mv)
-            .map_err(|_| GameError::Invalid("internal: move".into()))?;
+            .map_err(|e| GameError::Internal(format!("a legal move does not play: {e}")))?;
         // A move by the side that was offered a draw declines it (RU 1.9.3).
         if let Some(o) = self.s.offer
             && o.by != side
@@ -115,12 +152,14 @@ impl Tx<'_> {
             Some(rule),
         )?;
         if press {
-            self.press(side)?;
+            self.press(side, true)?;
         }
         self.after_move()
     }
 
-    pub fn press(&mut self, side: Color) -> Result<(), GameError> {
+    /// Presses `side`'s clock; `with_move` when the press completes a move of the same
+    /// command (see [`EventKind::ClockPressed`]).
+    pub fn press(&mut self, side: Color, with_move: bool) -> Result<(), GameError> {
         let Some(clock) = self.s.clock.as_ref() else {
             return Ok(());
         };
@@ -135,6 +174,7 @@ impl Tx<'_> {
                 side,
                 white_ms: w,
                 black_ms: b,
+                with_move,
             },
             None,
         )
@@ -204,9 +244,9 @@ impl Session {
     /// when the timer armed at [`Session::next_deadline`] fires, and before every command.
     pub fn tick(&mut self, now: Now) -> Vec<GameEvent> {
         match self.ticked(now) {
-            Some((next, events)) => {
-                *self = next;
-                events
+            Some(d) => {
+                *self = d.session;
+                d.events
             }
             None => Vec::new(),
         }
@@ -216,18 +256,13 @@ impl Session {
     /// has done and its events, or `None` when nothing is due. For a caller that records
     /// the events durably before it takes the new state; the common case (nothing due)
     /// copies nothing.
-    pub fn ticked(&self, now: Now) -> Option<(Session, Vec<GameEvent>)> {
+    pub fn ticked(&self, now: Now) -> Option<Decided> {
         if !self.tick_due(now) {
             return None;
         }
-        let mut tx = Tx {
-            s: self.clone(),
-            events: Vec::new(),
-            now,
-            actor: &Actor::System,
-        };
+        let mut tx = Tx::new(self, now, &Actor::System);
         match tick_inner(&mut tx) {
-            Ok(()) if !tx.events.is_empty() => Some((tx.s, tx.events)),
+            Ok(()) if !tx.events.is_empty() => Some(tx.decided()),
             _ => None,
         }
     }
@@ -237,27 +272,33 @@ impl Session {
     /// downtime is not charged (DESIGN.md 5). Nothing is recorded for a game that is not
     /// running or when no time passed.
     pub fn record_outage(&mut self, now: Now, charged: bool) -> Vec<GameEvent> {
-        if !self.started || self.result.is_some() || now.mono_ms <= self.last_ms {
-            return Vec::new();
+        match self.outage(now, charged) {
+            Some(d) => {
+                *self = d.session;
+                d.events
+            }
+            None => Vec::new(),
         }
-        let mut tx = Tx {
-            s: self.clone(),
-            events: Vec::new(),
-            now,
-            actor: &Actor::System,
-        };
+    }
+
+    /// Like [`Session::record_outage`], but leaves `self` as it is: the outage and what
+    /// time did meanwhile (a flag that fell during a charged outage), or `None` when
+    /// nothing is to be recorded.
+    pub fn outage(&self, now: Now, charged: bool) -> Option<Decided> {
+        if !self.started || self.result.is_some() || now.mono_ms <= self.last_ms {
+            return None;
+        }
+        let mut tx = Tx::new(self, now, &Actor::System);
         let kind = EventKind::Outage {
             from_ms: self.last_ms,
             until_ms: now.mono_ms,
             charged,
         };
-        match tx.emit(kind, None) {
-            Ok(()) => {
-                *self = tx.s;
-                tx.events
-            }
-            Err(_) => Vec::new(),
+        tx.emit(kind, None).ok()?;
+        if tx.s.tick_due(now) {
+            tick_inner(&mut tx).ok()?;
         }
+        Some(tx.decided())
     }
 
     /// Whether [`Session::tick`] at `now` would record something.
@@ -285,9 +326,9 @@ impl Session {
         cmd: Command,
         now: Now,
     ) -> Result<Vec<GameEvent>, GameError> {
-        let (next, events) = self.handled(actor, cmd, now)?;
-        *self = next;
-        Ok(events)
+        let d = self.handled(actor, cmd, now)?;
+        *self = d.session;
+        Ok(d.events)
     }
 
     /// Like [`Session::handle`], but leaves `self` as it is and returns the session after
@@ -296,12 +337,7 @@ impl Session {
     ///
     /// # Errors
     /// As [`Session::handle`].
-    pub fn handled(
-        &self,
-        actor: &Actor,
-        cmd: Command,
-        now: Now,
-    ) -> Result<(Session, Vec<GameEvent>), GameError> {
+    pub fn handled(&self, actor: &Actor, cmd: Command, now: Now) -> Result<Decided, GameError> {
         if now.mono_ms < self.last_ms {
             return Err(GameError::Invalid(format!(
                 "time went back: {} ms is before the last event at {} ms",
@@ -311,14 +347,9 @@ impl Session {
         if self.tick_due(now) {
             return Err(GameError::TickFirst);
         }
-        let mut tx = Tx {
-            s: self.clone(),
-            events: Vec::new(),
-            now,
-            actor,
-        };
+        let mut tx = Tx::new(self, now, actor);
         decide(&mut tx, cmd)?;
-        Ok((tx.s, tx.events))
+        Ok(tx.decided())
     }
 }
 
@@ -487,7 +518,7 @@ fn submit_move(tx: &mut Tx, side: Color, notation: &str, offer: bool) -> Result<
             Some(rule),
         )?;
         if tx.s.settings.press_on_move {
-            tx.press(side)?;
+            tx.press(side, true)?;
         }
     }
     Ok(())
@@ -523,5 +554,5 @@ fn press_clock(tx: &mut Tx, side: Color) -> Result<(), GameError> {
             rule,
         ));
     }
-    tx.press(side)
+    tx.press(side, false)
 }

@@ -155,10 +155,9 @@ pub(super) fn claim(
                 Some(text) => {
                     let mv = parse_move(text, tx.s.position()).map_err(GameError::IllegalMove)?;
                     check_history_rules(&tx.s, &mv)?;
-                    let after =
-                        tx.s.position()
-                            .play(&mv)
-                            .map_err(|_| GameError::Invalid("internal: written move".into()))?;
+                    let after = tx.s.position().play(&mv).map_err(|_| {
+                        GameError::Internal("a legal written move does not parse".into())
+                    })?;
                     (tx.s.game.occurrences(&after) + 1 >= 3, Some(mv), rule)
                 }
                 None => (tx.s.game.repetitions() >= 3, None, rule),

@@ -13,6 +13,8 @@ pub enum ErrorClass {
     InvalidArgument,
     /// Not allowed in the game's state.
     FailedPrecondition,
+    /// The judge broke one of its own invariants (a bug, never the caller's fault).
+    Internal,
 }
 
 /// A refused command.
@@ -46,6 +48,9 @@ pub enum GameError {
     Fen(FenError),
     /// Malformed input (a square off the board, an empty field…).
     Invalid(String),
+    /// The judge broke one of its own invariants: an event it decided does not apply.
+    /// Nothing was recorded. A bug, reported as INTERNAL and logged.
+    Internal(String),
 }
 
 impl GameError {
@@ -53,6 +58,7 @@ impl GameError {
     pub fn class(&self) -> ErrorClass {
         match self {
             GameError::Invalid(_) | GameError::Fen(_) => ErrorClass::InvalidArgument,
+            GameError::Internal(_) => ErrorClass::Internal,
             GameError::IllegalMove(MoveError::Malformed(_) | MoveError::Square(_)) => {
                 ErrorClass::InvalidArgument
             }
@@ -92,6 +98,7 @@ impl fmt::Display for GameError {
             GameError::Clock(e) => write!(f, "clock: {e}"),
             GameError::Fen(e) => write!(f, "{e}"),
             GameError::Invalid(e) => f.write_str(e),
+            GameError::Internal(e) => write!(f, "internal error: {e}"),
         }
     }
 }

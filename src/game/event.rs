@@ -160,6 +160,10 @@ pub enum EventKind {
         white_ms: u64,
         /// Black's remaining time after the press, ms.
         black_ms: u64,
+        /// Whether the press came with the move, in the same command (a digital move, or
+        /// clocks switching on the move) rather than as a press of its own.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        with_move: bool,
     },
     /// An operation on the clock other than a move's press (arbiter actions, and
     /// `Settle`, which records what time did: "Time!" calls, DGT periods, flags).

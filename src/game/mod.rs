@@ -14,6 +14,7 @@ mod decide;
 mod draws;
 mod error;
 mod event;
+mod note;
 mod session;
 mod settings;
 mod view;
@@ -21,8 +22,10 @@ mod view;
 pub use command::{
     Actor, ArbiterAction, BoardInput, ClaimKind, Command, Occupancy, OfferResponse, Outcome, Ruling,
 };
+pub use decide::Decided;
 pub use error::{ErrorClass, GameError, ReplayError};
 pub use event::{EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming};
+pub use note::{ClockReading, ClockRun, EventNote};
 pub use session::{
     Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
 };

@@ -10,6 +10,7 @@ use super::error::{GameError, ReplayError};
 use super::event::{
     EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming,
 };
+use super::note::{self, ClockReading, EventNote};
 use super::settings::GameSettings;
 use crate::clock::{Clock, ClockOp};
 use crate::notation::fen::parse_fen;
@@ -27,6 +28,8 @@ pub struct Offer {
     pub postponed: bool,
     /// Plies played when it was made.
     pub ply: usize,
+    /// The seq of the `DrawOffered` event.
+    pub seq: u64,
 }
 
 /// A draw claim waiting for the arbiter (the claimant's clock runs, RU 1.9.2).
@@ -40,6 +43,8 @@ pub struct Claim {
     pub written_move: Option<String>,
     /// The judge's own finding.
     pub correct: bool,
+    /// The seq of the `ClaimMade` event.
+    pub seq: u64,
 }
 
 /// The end of the game.
@@ -64,6 +69,8 @@ pub struct WarningRecord {
     pub rule: Option<String>,
     /// When (monotonic ms).
     pub at_ms: u64,
+    /// The seq of the `Warning` event.
+    pub seq: u64,
 }
 
 /// One move of the score sheet.
@@ -78,6 +85,20 @@ pub struct MoveRecord {
     pub at_ms: u64,
     /// The mover's remaining time after the press, if timed and pressed.
     pub clock_ms: Option<u64>,
+    /// The seq of the `MovePlayed` event.
+    pub seq: u64,
+    /// PDN squares from start to end.
+    pub path: Arc<[u32]>,
+    /// PDN squares captured, in capture order.
+    pub captured: Arc<[u32]>,
+    /// The position after the move (FEN).
+    pub fen_after: Arc<str>,
+    /// How long the mover thought, ms (see [`EventNote::time_spent_ms`]).
+    pub spent_ms: u64,
+    /// White's remaining time after the move (after its press, once pressed).
+    pub white_ms: Option<u64>,
+    /// Black's remaining time after the move (after its press, once pressed).
+    pub black_ms: Option<u64>,
 }
 
 /// When a game was created, started and finished (UTC wall time of those events).
@@ -98,6 +119,8 @@ pub struct Outstanding {
     pub side: Color,
     /// What.
     pub kind: IrregularityKind,
+    /// The seq of the `Irregularity` event.
+    pub seq: u64,
 }
 
 /// A piece in a player's hand on an electronic board.
@@ -147,6 +170,9 @@ pub struct Session {
     pub(super) moves: Vec<MoveRecord>,
     pub(super) time_called: Option<Color>,
     pub(super) stamps: Stamps,
+    /// When the side to move's turn began (monotonic ms): the time spent on an untimed
+    /// move is counted from here.
+    pub(super) turn_since_ms: u64,
 }
 
 impl Session {
@@ -222,6 +248,7 @@ impl Session {
                 started: None,
                 finished: None,
             },
+            turn_since_ms: event.at.mono_ms,
         })
     }
 
@@ -239,6 +266,42 @@ impl Session {
             session.apply(e)?;
         }
         Ok(session)
+    }
+
+    /// Rebuilds a session from its recorded events, with the note of each event (the
+    /// same notes [`Session::handled`] gave when the events were decided).
+    ///
+    /// # Errors
+    /// As [`Session::replay`].
+    pub fn replay_noted(events: &[GameEvent]) -> Result<(Session, Vec<EventNote>), ReplayError> {
+        let first = events.first().ok_or(ReplayError {
+            seq: 0,
+            message: "empty log".into(),
+        })?;
+        let mut session = Session::from_created(first)?;
+        let mut notes = Vec::with_capacity(events.len());
+        notes.push(session.note_now(first.at.mono_ms));
+        for (i, e) in events.iter().enumerate().skip(1) {
+            let note = session.apply_noted(e)?;
+            note::push(&mut notes, &events[..i], e, note);
+        }
+        Ok((session, notes))
+    }
+
+    /// The note every event gets: plies and clocks at `now`.
+    pub(super) fn note_now(&self, now: u64) -> EventNote {
+        EventNote {
+            plies: self.moves.len() as u32,
+            clock: self.clock.as_ref().map(|c| ClockReading::of(c, now)),
+            ..EventNote::default()
+        }
+    }
+
+    /// The score sheet's number of the move played at ply `ply` (0-based) from the
+    /// game's start position.
+    fn move_number(&self, ply: usize) -> u32 {
+        let black_first = self.game.start().turn() == Color::Black;
+        ((ply + usize::from(black_first)) / 2 + 1) as u32
     }
 
     /// The game's settings.
@@ -358,6 +421,62 @@ impl Session {
     /// # Errors
     /// [`ReplayError`] if the event does not follow or does not fit the state.
     pub fn apply(&mut self, e: &GameEvent) -> Result<(), ReplayError> {
+        self.apply_noted(e).map(drop)
+    }
+
+    /// Applies one recorded event and says what the judge knew right after it.
+    ///
+    /// # Errors
+    /// As [`Session::apply`]; nothing is changed then.
+    pub fn apply_noted(&mut self, e: &GameEvent) -> Result<EventNote, ReplayError> {
+        let mut extra = EventNote::default();
+        match &e.kind {
+            EventKind::MovePlayed { .. } => {
+                let spent = match self.clock.as_ref() {
+                    Some(c) => c.move_elapsed(e.at.mono_ms),
+                    None => e.at.mono_ms.saturating_sub(self.turn_since_ms),
+                };
+                extra.time_spent_ms = Some(spent);
+                extra.move_number = self.move_number(self.moves.len());
+            }
+            EventKind::ClaimDecided { .. } => {
+                extra.refers_to = self.claim.as_ref().map(|c| c.seq);
+                extra.side = self.claim.as_ref().map(|c| c.by);
+            }
+            EventKind::IrregularityResolved { .. } => {
+                extra.refers_to = self.irregularity.map(|i| i.seq);
+            }
+            EventKind::DrawOfferAnswered { .. } => extra.refers_to = self.offer.map(|o| o.seq),
+            _ => {}
+        }
+        self.apply_inner(e, extra.time_spent_ms.unwrap_or(0))?;
+        let base = self.note_now(e.at.mono_ms);
+        if let EventKind::Warning { side, .. } = &e.kind {
+            extra.count = self.warnings.iter().filter(|w| w.side == *side).count() as u32;
+        }
+        if let (
+            EventKind::ClockChanged {
+                op: ClockOp::Settle { .. },
+                ..
+            },
+            Some(c),
+        ) = (&e.kind, self.clock.as_ref())
+        {
+            // A settle that let a flag fall: the note names the side (a `FlagFell`).
+            extra.side = c.flag(e.at.mono_ms).map(|f| f.side);
+        }
+        if let (EventKind::MovePlayed { .. }, Some(m)) = (&e.kind, self.moves.last_mut()) {
+            m.white_ms = base.clock.map(|c| c.white_ms);
+            m.black_ms = base.clock.map(|c| c.black_ms);
+        }
+        Ok(EventNote {
+            plies: base.plies,
+            clock: base.clock,
+            ..extra
+        })
+    }
+
+    fn apply_inner(&mut self, e: &GameEvent, spent_ms: u64) -> Result<(), ReplayError> {
         let bad = |message: String| ReplayError {
             seq: e.seq,
             message,
@@ -374,6 +493,7 @@ impl Session {
             EventKind::GameCreated { .. } => return Err(bad("a second GameCreated".into())),
             EventKind::GameStarted => {
                 self.started = true;
+                self.turn_since_ms = now;
                 self.stamps.started = Some(e.at.wall);
                 let turn = self.position().turn();
                 if let Some(c) = self.clock.as_mut() {
@@ -384,8 +504,9 @@ impl Session {
                 side,
                 notation,
                 path,
+                captured,
                 source,
-                ..
+                fen_after,
             } => {
                 let mv = self
                     .move_by_path(path)
@@ -397,7 +518,15 @@ impl Session {
                     notation: Arc::from(notation.as_str()),
                     at_ms: now,
                     clock_ms: None,
+                    seq: e.seq,
+                    path: Arc::from(path.as_slice()),
+                    captured: Arc::from(captured.as_slice()),
+                    fen_after: Arc::from(fen_after.as_str()),
+                    spent_ms,
+                    white_ms: None,
+                    black_ms: None,
                 });
+                self.turn_since_ms = now;
                 self.awaiting_press = self.clock.as_ref().map(|_| *side);
                 self.touch = Touch {
                     immovable: self.touch.immovable,
@@ -429,8 +558,14 @@ impl Session {
                 if let Some(c) = self.clock.as_mut() {
                     c.press(*side, now).map_err(|e| bad(e.to_string()))?;
                     let left = c.remaining(*side, now);
+                    let (w, b) = (
+                        c.remaining(Color::White, now),
+                        c.remaining(Color::Black, now),
+                    );
                     if let Some(m) = self.moves.last_mut() {
                         m.clock_ms = Some(left);
+                        m.white_ms = Some(w);
+                        m.black_ms = Some(b);
                     }
                 }
                 self.awaiting_press = None;
@@ -505,6 +640,7 @@ impl Session {
                     timing: *timing,
                     postponed: false,
                     ply: self.game.moves().len(),
+                    seq: e.seq,
                 });
             }
             EventKind::DrawOfferAnswered { response, .. } => {
@@ -534,6 +670,7 @@ impl Session {
                     kind: *kind,
                     written_move: written_move.clone(),
                     correct: *correct,
+                    seq: e.seq,
                 })
             }
             EventKind::ClaimDecided { .. } => self.claim = None,
@@ -546,6 +683,7 @@ impl Session {
                 self.irregularity = Some(Outstanding {
                     side: *side,
                     kind: *kind,
+                    seq: e.seq,
                 });
                 if let Some(n) = retake_with {
                     self.touch.bound = Some(self.square(*n).map_err(bad)?);
@@ -568,6 +706,7 @@ impl Session {
                 reason: reason.clone(),
                 rule: e.rule.clone(),
                 at_ms: now,
+                seq: e.seq,
             }),
             EventKind::DrawConditionReached => {
                 self.referred.push(e.rule.clone().unwrap_or_default());

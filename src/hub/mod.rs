@@ -1,58 +1,41 @@
-//! The games the server judges: one [`Session`] per game behind a lock, its durable log,
-//! its live fan-out to watchers, and its timer.
+//! The hub: the live games, one task per game that owns its judge.
 //!
-//! Every command on a game runs under that game's lock: the session decides on a copy,
-//! the events are appended to the store (durable when the append returns), and only then
-//! does the copy become the game's state and are the events broadcast. A failed append
-//! leaves the game as it was, so nothing unacknowledged is ever half-applied.
-
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use tokio::sync::{Mutex, Notify, RwLock, broadcast};
+//! Callers (the gRPC services) reach a game through a [`GameHandle`]: a command goes to
+//! the game's task over a bounded channel with a reply, and the task decides it, appends
+//! its events durably, takes the new state and publishes the events to the watchers, in
+//! that order and without the caller — so a cancelled request can never leave half a
+//! commit behind, and nothing unacknowledged is ever applied or published. The task also
+//! owns the game's clock deadline (a flag falls with nobody sending anything) and its
+//! watchers ([`Watch`]: bounded queues, `Resync` for laggards, an end at the game's end
+//! and at shutdown). See DESIGN.md §10.
 
 pub mod metrics;
 
-use crate::game::{Actor, Command, EventKind, GameError, GameEvent, GameSettings, Now, Session};
-use crate::store::{EventStore, GameFilter, GameRecord, StoreError};
+mod meta;
+mod task;
+mod timeline;
+mod watch;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::{mpsc, oneshot, watch as signal};
+
+pub use meta::{GameMeta, PlayerInfo};
+pub use timeline::Timeline;
+pub use watch::{Published, Snapshot, Watch, WatchEnd, WatchItem};
+
+use crate::game::{Actor, Command, GameError, GameEvent, GameSettings, Now, Session};
+use crate::store::{EventStore, GameFilter, GameRecord, StoreError, StoredEvent};
 use metrics::Metrics;
+use task::{GameTask, Msg};
+use watch::WatchQueue;
 
-/// A player as the game record names them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlayerInfo {
-    /// Name as on the scoresheet.
-    pub name: String,
-    /// FMJD id, if any.
-    pub fmjd_id: String,
-    /// Federation code.
-    pub federation: String,
-    /// Rating.
-    pub rating: u32,
-}
-
-/// What the server knows of a game besides its log (kept in the store's metadata row).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GameMeta {
-    /// The game's id.
-    pub id: String,
-    /// Tournament name.
-    pub event: String,
-    /// Round.
-    pub round: String,
-    /// Board number in the round.
-    pub board: u32,
-    /// White.
-    pub white: PlayerInfo,
-    /// Black.
-    pub black: PlayerInfo,
-}
-
-/// Why the registry refused.
+/// Why the hub refused.
 #[derive(Debug)]
-pub enum RegistryError {
+pub enum HubError {
     /// No such game.
     NotFound(String),
     /// The game refused the command.
@@ -68,125 +51,227 @@ pub enum RegistryError {
     Store(StoreError),
     /// A stored log does not replay.
     Corrupt(String),
+    /// The server is shutting down: nothing was recorded.
+    ShuttingDown,
+    /// The hub broke one of its own invariants (a bug); nothing was recorded.
+    Internal(String),
 }
 
-impl std::fmt::Display for RegistryError {
+impl std::fmt::Display for HubError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RegistryError::NotFound(id) => write!(f, "game '{id}' not found"),
-            RegistryError::Game(e) => write!(f, "{e}"),
-            RegistryError::Stale { expected, actual } => write!(
+            HubError::NotFound(id) => write!(f, "game '{id}' not found"),
+            HubError::Game(e) => write!(f, "{e}"),
+            HubError::Stale { expected, actual } => write!(
                 f,
                 "expected_seq {expected} is stale: the game's last event is {actual}"
             ),
-            RegistryError::Store(e) => write!(f, "event log: {e}"),
-            RegistryError::Corrupt(e) => write!(f, "stored game does not replay: {e}"),
+            HubError::Store(e) => write!(f, "event log: {e}"),
+            HubError::Corrupt(e) => write!(f, "stored game does not replay: {e}"),
+            HubError::ShuttingDown => f.write_str("server shutting down"),
+            HubError::Internal(e) => write!(f, "internal error: {e}"),
         }
     }
 }
 
-impl std::error::Error for RegistryError {}
+impl std::error::Error for HubError {}
 
-impl From<StoreError> for RegistryError {
-    fn from(e: StoreError) -> RegistryError {
-        RegistryError::Store(e)
+impl From<StoreError> for HubError {
+    fn from(e: StoreError) -> HubError {
+        HubError::Store(e)
     }
 }
 
-/// One game in memory.
+/// The hub's sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HubConfig {
+    /// Commands waiting for one game's task; a caller beyond that waits to queue.
+    pub command_queue: usize,
+    /// Events one watcher may have waiting before it is resynchronised instead.
+    pub watcher_queue: usize,
+}
+
+impl Default for HubConfig {
+    fn default() -> HubConfig {
+        HubConfig {
+            command_queue: 64,
+            watcher_queue: 1024,
+        }
+    }
+}
+
+/// The serde JSON of events, as the store keeps them.
+pub(crate) fn encode(events: &[GameEvent]) -> Result<Vec<Vec<u8>>, HubError> {
+    events
+        .iter()
+        .map(|e| serde_json::to_vec(e).map_err(|e| HubError::Internal(format!("event: {e}"))))
+        .collect()
+}
+
+/// The events of stored rows.
+///
+/// # Errors
+/// [`HubError::Corrupt`] naming the row that does not decode.
+pub(crate) fn decode(id: &str, rows: &[StoredEvent]) -> Result<Vec<GameEvent>, HubError> {
+    rows.iter()
+        .map(|r| {
+            serde_json::from_slice(&r.payload)
+                .map_err(|e| HubError::Corrupt(format!("{id}: event {}: {e}", r.seq)))
+        })
+        .collect()
+}
+
+/// A live game: its names and the way to its task. Cheap to clone.
+#[derive(Clone)]
 pub struct GameHandle {
-    /// Its metadata.
-    pub meta: GameMeta,
-    state: Mutex<Session>,
-    events: broadcast::Sender<Arc<GameEvent>>,
-    wake: Notify,
+    meta: Arc<GameMeta>,
+    tx: mpsc::Sender<Msg>,
+    store: Arc<dyn EventStore>,
+    watcher_queue: usize,
+}
+
+impl std::fmt::Debug for GameHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GameHandle")
+            .field("id", &self.meta.id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl GameHandle {
-    /// A copy of the session now.
-    pub async fn session(&self) -> Session {
-        self.state.lock().await.clone()
+    /// The game's names.
+    pub fn meta(&self) -> &GameMeta {
+        &self.meta
     }
 
-    /// Reads the session in place, under the game's lock (no copy of the whole game).
-    pub async fn with<R>(&self, f: impl FnOnce(&Session) -> R) -> R {
-        f(&*self.state.lock().await)
+    async fn send(&self, msg: Msg) -> Result<(), HubError> {
+        self.tx.send(msg).await.map_err(|_| HubError::ShuttingDown)
     }
 
-    /// Subscribes to the events recorded from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<GameEvent>> {
-        self.events.subscribe()
+    /// Runs a command: time's own events first (flags, "Time!"), then the command's,
+    /// appended durably before the reply. Returns the events and `view` of the session
+    /// after them, read in the same step. Dropping the future does not undo or stop the
+    /// command once it is queued: it happens completely or, if refused, not at all.
+    ///
+    /// # Errors
+    /// The game refuses (nothing changed), `expected_seq` is stale, the store fails
+    /// (nothing changed), or the server is shutting down (nothing recorded).
+    pub async fn command<R, F>(
+        &self,
+        actor: Actor,
+        cmd: Command,
+        expected_seq: Option<u64>,
+        view: F,
+    ) -> Result<(Vec<Arc<Published>>, R), HubError>
+    where
+        F: FnOnce(&Session, u64) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let done: task::Done = Box::new(move |result| {
+            let _ = reply.send(result.map(|(session, now, events)| (events, view(session, now))));
+        });
+        self.send(Msg::Command {
+            actor,
+            cmd,
+            expected_seq,
+            received: Instant::now(),
+            done,
+        })
+        .await?;
+        answer.await.map_err(|_| HubError::ShuttingDown)?
     }
 
-    /// How many watchers are subscribed.
-    pub fn watchers(&self) -> usize {
-        self.events.receiver_count()
+    /// Reads the session as it stands (in the game's task; no copy of the game).
+    ///
+    /// # Errors
+    /// [`HubError::ShuttingDown`].
+    pub async fn read<R, F>(&self, f: F) -> Result<R, HubError>
+    where
+        F: FnOnce(&Session, u64) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        self.send(Msg::Read(Box::new(move |session, now| {
+            let _ = reply.send(f(session, now));
+        })))
+        .await?;
+        answer.await.map_err(|_| HubError::ShuttingDown)
+    }
+
+    /// Watches the game: every event with `seq > from_seq`, then the live ones.
+    ///
+    /// # Errors
+    /// [`HubError::ShuttingDown`].
+    pub async fn watch(&self, from_seq: u64) -> Result<Watch, HubError> {
+        let queue = Arc::new(WatchQueue::new(self.watcher_queue));
+        let (reply, answer) = oneshot::channel();
+        self.send(Msg::Watch {
+            queue: queue.clone(),
+            from_seq,
+            reply,
+        })
+        .await?;
+        let start = answer.await.map_err(|_| HubError::ShuttingDown)?;
+        Ok(Watch::new(
+            self.clone(),
+            self.store.clone(),
+            queue,
+            from_seq,
+            start,
+        ))
     }
 }
 
-/// A monotonic millisecond timeline that continues across restarts: wall-clock
-/// milliseconds at start-up plus the monotonic time elapsed since.
-#[derive(Debug, Clone, Copy)]
-pub struct Timeline {
-    wall_ms: u64,
-    anchor: Instant,
-}
-
-impl Timeline {
-    /// Starts the timeline now.
-    pub fn start() -> Timeline {
-        Timeline {
-            wall_ms: u64::try_from(Utc::now().timestamp_millis()).unwrap_or(0),
-            anchor: Instant::now(),
-        }
-    }
-
-    /// The current instant, never before `not_before`.
-    pub fn now(&self, not_before: u64) -> Now {
-        let mono = self.wall_ms + self.anchor.elapsed().as_millis() as u64;
-        let mono = mono.max(not_before);
-        Now {
-            mono_ms: mono,
-            wall: DateTime::<Utc>::from_timestamp_millis(mono as i64).unwrap_or_default(),
-        }
-    }
-
-    /// The tokio instant of a timeline millisecond.
-    fn instant(&self, ms: u64) -> tokio::time::Instant {
-        let offset = Duration::from_millis(ms.saturating_sub(self.wall_ms));
-        tokio::time::Instant::from_std(self.anchor + offset)
-    }
-}
-
-/// All games, their store and their timers.
-pub struct Registry {
+/// All live games, their store and the shutdown signal.
+pub struct Hub {
     store: Arc<dyn EventStore>,
-    games: RwLock<HashMap<String, Arc<GameHandle>>>,
+    games: Mutex<HashMap<String, GameHandle>>,
     timeline: Timeline,
     charge_outage: bool,
-    next_id: std::sync::atomic::AtomicU64,
+    next_id: AtomicU64,
     metrics: Arc<Metrics>,
+    config: HubConfig,
+    stop: signal::Sender<bool>,
+    /// Each task holds a clone; `None` once shutting down (no new tasks).
+    alive: Mutex<Option<mpsc::Sender<()>>>,
+    all_stopped: tokio::sync::Mutex<mpsc::Receiver<()>>,
 }
 
-impl Registry {
-    /// A registry over a store.
-    pub fn new(store: Arc<dyn EventStore>, charge_outage: bool) -> Arc<Registry> {
+impl Hub {
+    /// A hub over a store.
+    pub fn new(store: Arc<dyn EventStore>, charge_outage: bool) -> Arc<Hub> {
         Self::with_metrics(store, charge_outage, Arc::new(Metrics::new()))
     }
 
-    /// A registry over a store, counting into `metrics`.
+    /// A hub over a store, counting into `metrics`.
     pub fn with_metrics(
         store: Arc<dyn EventStore>,
         charge_outage: bool,
         metrics: Arc<Metrics>,
-    ) -> Arc<Registry> {
-        Arc::new(Registry {
+    ) -> Arc<Hub> {
+        Self::with_config(store, charge_outage, metrics, HubConfig::default())
+    }
+
+    /// A hub with explicit sizes.
+    pub fn with_config(
+        store: Arc<dyn EventStore>,
+        charge_outage: bool,
+        metrics: Arc<Metrics>,
+        config: HubConfig,
+    ) -> Arc<Hub> {
+        let (alive, all_stopped) = mpsc::channel(1);
+        Arc::new(Hub {
             store,
-            games: RwLock::new(HashMap::new()),
+            games: Mutex::new(HashMap::new()),
             timeline: Timeline::start(),
             charge_outage,
-            next_id: std::sync::atomic::AtomicU64::new(0),
+            next_id: AtomicU64::new(0),
             metrics,
+            config,
+            stop: signal::channel(false).0,
+            alive: Mutex::new(Some(alive)),
+            all_stopped: tokio::sync::Mutex::new(all_stopped),
         })
     }
 
@@ -200,38 +285,41 @@ impl Registry {
         &self.store
     }
 
-    fn encode(events: &[GameEvent]) -> Vec<Vec<u8>> {
-        events
-            .iter()
-            .map(|e| serde_json::to_vec(e).expect("events serialise"))
-            .collect()
+    /// The current instant on the server's timeline.
+    pub fn now(&self) -> Now {
+        self.timeline.now(0)
+    }
+
+    fn games(&self) -> std::sync::MutexGuard<'_, HashMap<String, GameHandle>> {
+        self.games.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn new_id(&self) -> String {
-        let n = self
-            .next_id
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
         let t = self.timeline.now(0).mono_ms;
         format!("g{t:x}{n:04x}")
     }
 
-    /// Creates a game: its metadata row and its first event, durably.
+    /// Creates a game: its metadata row and its first event, durably, and its task.
     ///
     /// # Errors
-    /// A bad start position, or the store failing.
+    /// A bad start position, the id taken, the store failing, or shutting down.
     pub async fn create(
-        self: &Arc<Self>,
+        &self,
         mut meta: GameMeta,
         settings: GameSettings,
         start_fen: Option<&str>,
         actor: Actor,
-    ) -> Result<Arc<GameHandle>, RegistryError> {
+    ) -> Result<GameHandle, HubError> {
+        if self.stopping() {
+            return Err(HubError::ShuttingDown);
+        }
         if meta.id.is_empty() {
             meta.id = self.new_id();
         }
         let now = self.timeline.now(0);
         let (session, first) =
-            Session::create(settings, start_fen, actor, now).map_err(RegistryError::Game)?;
+            Session::create(settings, start_fen, actor, now).map_err(HubError::Game)?;
         let record = GameRecord {
             game_id: meta.id.clone(),
             created_at_ms: now.mono_ms as i64,
@@ -239,278 +327,184 @@ impl Registry {
             round: meta.round.clone(),
             board: meta.board,
             finished: false,
-            metadata_json: serde_json::to_string(&meta).expect("metadata serialises"),
+            metadata_json: serde_json::to_string(&meta)
+                .map_err(|e| HubError::Internal(format!("metadata: {e}")))?,
         };
         // One atomic write: a crash between a bare game row and its first event would
-        // leave a log that does not replay, and recovery would refuse to start.
+        // leave a log that does not replay.
         self.store
-            .create_game_with_events(record, Self::encode(std::slice::from_ref(&first)))
+            .create_game_with_events(record, encode(std::slice::from_ref(&first))?)
             .await?;
         self.metrics.events_appended(1);
-        let handle = self.insert(meta, session).await;
-        Ok(handle)
+        self.insert(meta, session)
     }
 
-    /// Puts a game in memory and arms its timer; if another request loaded the same game
-    /// meanwhile, keeps that one.
-    async fn insert(self: &Arc<Self>, meta: GameMeta, session: Session) -> Arc<GameHandle> {
-        let mut games = self.games.write().await;
+    /// Puts a game in memory and starts its task; if another request loaded the same
+    /// game meanwhile, keeps that one.
+    fn insert(&self, meta: GameMeta, session: Session) -> Result<GameHandle, HubError> {
+        let mut games = self.games();
         if let Some(existing) = games.get(&meta.id) {
-            return existing.clone();
+            return Ok(existing.clone());
         }
+        let alive = self
+            .alive
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or(HubError::ShuttingDown)?;
         if session.result().is_none() {
             self.metrics.game_started();
         }
-        let (tx, _) = broadcast::channel(1024);
-        let handle = Arc::new(GameHandle {
-            meta,
-            state: Mutex::new(session),
-            events: tx,
-            wake: Notify::new(),
-        });
-        games.insert(handle.meta.id.clone(), handle.clone());
+        let (tx, rx) = mpsc::channel(self.config.command_queue.max(1));
+        let meta = Arc::new(meta);
+        let handle = GameHandle {
+            meta: meta.clone(),
+            tx,
+            store: self.store.clone(),
+            watcher_queue: self.config.watcher_queue,
+        };
+        games.insert(meta.id.clone(), handle.clone());
         drop(games);
-        self.spawn_timer(handle.clone());
-        handle
-    }
-
-    /// The current instant on the server's timeline.
-    pub fn now(&self) -> Now {
-        self.timeline.now(0)
+        let task = GameTask {
+            meta,
+            session,
+            store: self.store.clone(),
+            timeline: self.timeline,
+            metrics: self.metrics.clone(),
+            rx,
+            stop: self.stop.subscribe(),
+            alive,
+            watchers: Vec::new(),
+            recent: Default::default(),
+            retry_at: None,
+        };
+        tokio::spawn(task.run());
+        Ok(handle)
     }
 
     /// A game by id, loaded from the store if it is not in memory.
     ///
     /// # Errors
-    /// Not found, or its log does not replay.
-    pub async fn game(self: &Arc<Self>, id: &str) -> Result<Arc<GameHandle>, RegistryError> {
-        if let Some(h) = self.games.read().await.get(id) {
+    /// Not found, its log does not replay, or shutting down.
+    pub async fn game(&self, id: &str) -> Result<GameHandle, HubError> {
+        if let Some(h) = self.games().get(id) {
             return Ok(h.clone());
         }
         let record = self
             .store
             .get_game(id)
             .await?
-            .ok_or_else(|| RegistryError::NotFound(id.to_string()))?;
+            .ok_or_else(|| HubError::NotFound(id.to_string()))?;
         let session = self
             .load_session(id)
             .await?
-            .ok_or_else(|| RegistryError::NotFound(id.to_string()))?;
-        Ok(self.insert(meta_of(&record), session).await)
+            .ok_or_else(|| HubError::NotFound(id.to_string()))?;
+        self.insert(GameMeta::of_record(&record), session)
     }
 
     /// Rebuilds a game from its log; `None` for a game row without events, left by a
     /// creation that never completed (older versions wrote the row and the first event
     /// separately): it was never acknowledged, so it does not exist.
-    async fn load_session(&self, id: &str) -> Result<Option<Session>, RegistryError> {
+    async fn load_session(&self, id: &str) -> Result<Option<Session>, HubError> {
         let stored = self.store.load(id, 1).await?;
         if stored.is_empty() {
             return Ok(None);
         }
-        let events: Vec<GameEvent> = stored
-            .iter()
-            .map(|e| serde_json::from_slice(&e.payload))
-            .collect::<Result<_, _>>()
-            .map_err(|e| RegistryError::Corrupt(format!("{id}: {e}")))?;
+        let events = decode(id, &stored)?;
         Session::replay(&events)
             .map(Some)
-            .map_err(|e| RegistryError::Corrupt(format!("{id}: {e}")))
+            .map_err(|e| HubError::Corrupt(format!("{id}: {e}")))
     }
 
     /// The games matching a filter, with their metadata.
     ///
     /// # Errors
     /// The store failing.
-    pub async fn list(&self, filter: &GameFilter) -> Result<Vec<GameMeta>, RegistryError> {
+    pub async fn list(&self, filter: &GameFilter) -> Result<Vec<GameMeta>, HubError> {
         Ok(self
             .store
             .list_games(filter)
             .await?
             .iter()
-            .map(meta_of)
+            .map(GameMeta::of_record)
             .collect())
-    }
-
-    /// Runs a command on a game: records time's own events first (flags, "Time!"), then
-    /// the command's. Everything returned is durable.
-    ///
-    /// # Errors
-    /// The game refuses (nothing changed), `expected_seq` is stale, or the store fails
-    /// (nothing changed).
-    pub async fn command(
-        self: &Arc<Self>,
-        id: &str,
-        actor: &Actor,
-        cmd: Command,
-        expected_seq: Option<u64>,
-    ) -> Result<Vec<Arc<GameEvent>>, RegistryError> {
-        let received = Instant::now();
-        let handle = self.game(id).await?;
-        let mut state = handle.state.lock().await;
-        if let Some(expected) = expected_seq
-            && expected != 0
-            && expected != state.last_seq()
-        {
-            return Err(RegistryError::Stale {
-                expected,
-                actual: state.last_seq(),
-            });
-        }
-        let now = self.timeline.now(0);
-        let now = Now {
-            mono_ms: now.mono_ms.max(state.last_ms()),
-            ..now
-        };
-        // Time's own events first (flags, "Time!"); usually there are none and nothing
-        // is copied. The command then works on one copy of the session, which becomes
-        // the game's state only once its events are durable.
-        let ticked = state.ticked(now);
-        let base = ticked.as_ref().map_or(&*state, |(s, _)| s);
-        match base.handled(actor, cmd, now) {
-            Ok((next, ev)) => {
-                let mut events = ticked.map(|(_, e)| e).unwrap_or_default();
-                events.extend(ev);
-                let acked = self.commit(&handle, &mut state, next, events).await;
-                if acked.is_ok() {
-                    self.metrics.acknowledged(received.elapsed());
-                }
-                acked
-            }
-            Err(e) => {
-                if let Some((ticked, events)) = ticked {
-                    self.commit(&handle, &mut state, ticked, events).await?;
-                }
-                Err(RegistryError::Game(e))
-            }
-        }
-    }
-
-    /// Appends `events` (already applied to `next`) durably, then makes `next` the game's
-    /// state and tells the watchers.
-    async fn commit(
-        &self,
-        handle: &GameHandle,
-        state: &mut Session,
-        next: Session,
-        events: Vec<GameEvent>,
-    ) -> Result<Vec<Arc<GameEvent>>, RegistryError> {
-        if events.is_empty() {
-            return Ok(Vec::new());
-        }
-        let was_finished = state.result().is_some();
-        self.store
-            .append(&handle.meta.id, state.last_seq() + 1, Self::encode(&events))
-            .await?;
-        self.metrics.events_appended(events.len());
-        for e in &events {
-            if matches!(e.kind, EventKind::MovePlayed { .. }) {
-                self.metrics.move_accepted(next.variant());
-            }
-        }
-        *state = next;
-        if !was_finished && state.result().is_some() {
-            self.metrics.game_finished();
-            self.store.update_game(&handle.meta.id, true, None).await?;
-        }
-        let events: Vec<Arc<GameEvent>> = events.into_iter().map(Arc::new).collect();
-        for e in &events {
-            // No receiver is fine: nobody is watching.
-            let _ = handle.events.send(e.clone());
-        }
-        handle.wake.notify_one();
-        Ok(events)
-    }
-
-    /// Records what time has done in a game (the timer's job).
-    async fn tick(&self, handle: &GameHandle) -> Result<(), RegistryError> {
-        let mut state = handle.state.lock().await;
-        let now = self.timeline.now(state.last_ms());
-        if let Some((next, events)) = state.ticked(now) {
-            self.commit(handle, &mut state, next, events).await?;
-        }
-        Ok(())
-    }
-
-    /// One task per game sleeps until the session's next deadline (a flag, a "Time!"
-    /// call) and records it, so a flag falls with nobody sending anything. A command
-    /// wakes it to re-read the deadline.
-    fn spawn_timer(self: &Arc<Self>, handle: Arc<GameHandle>) {
-        let weak = Arc::downgrade(self);
-        tokio::spawn(async move {
-            loop {
-                let deadline = handle.state.lock().await.next_deadline();
-                let at = match (deadline, weak.upgrade()) {
-                    (_, None) => return,
-                    (None, Some(_)) => None,
-                    (Some(ms), Some(registry)) => Some(registry.timeline.instant(ms)),
-                };
-                match at {
-                    None => handle.wake.notified().await,
-                    Some(at) => {
-                        tokio::select! {
-                            () = tokio::time::sleep_until(at) => {
-                                let Some(registry) = weak.upgrade() else { return };
-                                if let Err(e) = registry.tick(&handle).await {
-                                    tracing::warn!(game = %handle.meta.id, error = %e, "timer");
-                                    tokio::time::sleep(Duration::from_millis(200)).await;
-                                }
-                            }
-                            () = handle.wake.notified() => {}
-                        }
-                    }
-                }
-            }
-        });
     }
 
     /// Loads every unfinished game, records the outage since its last event (by default
     /// not charged to the side on move; charged if the server's or the game's settings
-    /// say so) and re-arms its timer. Returns how many games.
+    /// say so) and starts its task. Returns how many games.
     ///
     /// # Errors
     /// The store failing or a log that does not replay.
-    pub async fn recover(self: &Arc<Self>) -> Result<usize, RegistryError> {
+    pub async fn recover(&self) -> Result<usize, HubError> {
         let records = self.store.unfinished_games().await?;
         let mut n = 0;
         for record in records {
-            let Some(session) = self.load_session(&record.game_id).await? else {
-                tracing::warn!(game = %record.game_id, "game without events skipped: its creation never completed");
+            let id = &record.game_id;
+            let Some(mut session) = self.load_session(id).await? else {
+                tracing::warn!(game = %id, "game without events skipped: its creation never completed");
                 continue;
             };
             if session.result().is_some() {
                 // Finished in its log, but the crash came between the last append and
                 // the finished flag: set the flag now so it is listed as finished.
-                self.store.update_game(&record.game_id, true, None).await?;
+                self.store.update_game(id, true, None).await?;
                 continue;
             }
-            n += 1;
-            let handle = self.insert(meta_of(&record), session).await;
-            let mut state = handle.state.lock().await;
-            let now = self.timeline.now(state.last_ms());
-            let mut next = state.clone();
+            let now = self.timeline.now(session.last_ms());
             // The server's setting, or the game's own (GameSettings.charge_outage).
-            let charged = self.charge_outage || next.settings().charge_outage;
-            let mut events = next.record_outage(now, charged);
-            events.extend(next.tick(now));
-            self.commit(&handle, &mut state, next, events).await?;
+            let charged = self.charge_outage || session.settings().charge_outage;
+            if let Some(d) = session.outage(now, charged) {
+                self.store
+                    .append(id, session.last_seq() + 1, encode(&d.events)?)
+                    .await?;
+                self.metrics.events_appended(d.events.len());
+                session = d.session;
+                if session.result().is_some() {
+                    self.metrics.game_finished();
+                    self.store.update_game(id, true, None).await?;
+                }
+            }
+            n += 1;
+            self.insert(GameMeta::of_record(&record), session)?;
         }
         Ok(n)
     }
 
     /// How many games are in memory.
-    pub async fn loaded(&self) -> usize {
-        self.games.read().await.len()
+    pub fn loaded(&self) -> usize {
+        self.games().len()
     }
-}
 
-fn meta_of(record: &GameRecord) -> GameMeta {
-    serde_json::from_str(&record.metadata_json).unwrap_or_else(|_| GameMeta {
-        id: record.game_id.clone(),
-        event: record.event.clone(),
-        round: record.round.clone(),
-        board: record.board,
-        ..GameMeta::default()
-    })
+    /// Whether shutdown has begun.
+    pub fn stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// Resolves once shutdown has begun (for streams that must end then).
+    pub fn stopped(&self) -> impl std::future::Future<Output = ()> + Send + use<> {
+        let mut rx = self.stop.subscribe();
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }
+    }
+
+    /// Begins shutdown without waiting: no new games or commands; every task stops after
+    /// the command it is committing and ends its watchers' streams.
+    pub fn begin_shutdown(&self) {
+        self.stop.send_replace(true);
+        self.alive.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    /// Shuts down: no new games or commands; each game's task finishes the command it is
+    /// committing, ends its watchers' streams and stops. Returns when every task has.
+    pub async fn shutdown(&self) {
+        self.begin_shutdown();
+        let mut all = self.all_stopped.lock().await;
+        // `None` once every task has dropped its sender.
+        while all.recv().await.is_some() {}
+        self.games().clear();
+    }
 }
 
 #[cfg(test)]
@@ -518,6 +512,7 @@ mod tests {
     use super::*;
     use crate::rules::Variant;
     use crate::store::MemoryStore;
+    use std::time::Duration;
 
     fn meta(id: &str) -> GameMeta {
         GameMeta {
@@ -539,7 +534,7 @@ mod tests {
     #[tokio::test]
     async fn recovery_skips_a_game_whose_creation_never_completed() {
         let store = Arc::new(MemoryStore::new());
-        let registry = Registry::new(store.clone(), false);
+        let registry = Hub::new(store.clone(), false);
         registry
             .create(
                 meta("whole"),
@@ -562,12 +557,12 @@ mod tests {
             .await
             .expect("bare row");
 
-        let restarted = Registry::new(store, false);
+        let restarted = Hub::new(store, false);
         assert_eq!(restarted.recover().await.expect("recovery starts"), 1);
         assert!(restarted.game("whole").await.is_ok());
         assert!(matches!(
             restarted.game("bare").await,
-            Err(RegistryError::NotFound(_))
+            Err(HubError::NotFound(_))
         ));
     }
 
@@ -581,7 +576,7 @@ mod tests {
     #[tokio::test]
     async fn recovery_charges_the_outage_as_each_game_is_set() {
         let store = Arc::new(MemoryStore::new());
-        let registry = Registry::new(store.clone(), false);
+        let registry = Hub::new(store.clone(), false);
         for (id, charged) in [("free", false), ("charged", true)] {
             let mut settings = GameSettings::new(Variant::Russian);
             settings.time_control = Some("10m+5s".parse().expect("time control"));
@@ -591,13 +586,16 @@ mod tests {
                 .await
                 .expect("created");
             registry
-                .command(id, &arbiter(), Command::Start, None)
+                .game(id)
+                .await
+                .expect("game")
+                .command(arbiter(), Command::Start, None, |_, _| ())
                 .await
                 .expect("started");
         }
         // The outage must last at least a millisecond to be recorded.
         tokio::time::sleep(Duration::from_millis(5)).await;
-        let restarted = Registry::new(store.clone(), false);
+        let restarted = Hub::new(store.clone(), false);
         assert_eq!(restarted.recover().await.expect("recovered"), 2);
         for (id, charged) in [("free", false), ("charged", true)] {
             let e = last_event(&store, id).await;
@@ -614,7 +612,7 @@ mod tests {
     #[tokio::test]
     async fn recovery_completes_a_lost_finished_flag() {
         let store = Arc::new(MemoryStore::new());
-        let registry = Registry::new(store.clone(), false);
+        let registry = Hub::new(store.clone(), false);
         registry
             .create(
                 meta("g"),
@@ -624,28 +622,27 @@ mod tests {
             )
             .await
             .expect("created");
-        registry
-            .command("g", &arbiter(), Command::Start, None)
+        let g = registry.game("g").await.expect("game");
+        g.command(arbiter(), Command::Start, None, |_, _| ())
             .await
             .expect("started");
-        registry
-            .command(
-                "g",
-                &arbiter(),
-                Command::Resign {
-                    side: crate::rules::Color::White,
-                },
-                None,
-            )
-            .await
-            .expect("resigned");
+        g.command(
+            arbiter(),
+            Command::Resign {
+                side: crate::rules::Color::White,
+            },
+            None,
+            |_, _| (),
+        )
+        .await
+        .expect("resigned");
         let last = store.last_seq("g").await.expect("log");
         store
             .update_game("g", false, None)
             .await
             .expect("flag lost");
 
-        let restarted = Registry::new(store.clone(), false);
+        let restarted = Hub::new(store.clone(), false);
         assert_eq!(restarted.recover().await.expect("recovered"), 0);
         assert!(store.unfinished_games().await.expect("list").is_empty());
         assert_eq!(
@@ -659,7 +656,7 @@ mod tests {
     #[tokio::test]
     async fn a_created_game_has_its_first_event() {
         let store = Arc::new(MemoryStore::new());
-        let registry = Registry::new(store.clone(), false);
+        let registry = Hub::new(store.clone(), false);
         registry
             .create(
                 meta("g"),
@@ -680,8 +677,230 @@ mod tests {
             .await;
         assert!(matches!(
             again,
-            Err(RegistryError::Store(StoreError::GameExists(_)))
+            Err(HubError::Store(StoreError::GameExists(_)))
         ));
         assert_eq!(store.last_seq("g").await.expect("g"), 1);
+    }
+}
+
+#[cfg(test)]
+mod watch_tests {
+    use super::*;
+    use crate::game::EventKind;
+    use crate::rules::{Color, Variant};
+    use crate::store::MemoryStore;
+    use std::time::Duration;
+
+    fn hub(watcher_queue: usize) -> Arc<Hub> {
+        Hub::with_config(
+            Arc::new(MemoryStore::new()),
+            false,
+            Arc::new(Metrics::new()),
+            HubConfig {
+                command_queue: 8,
+                watcher_queue,
+            },
+        )
+    }
+
+    async fn started(hub: &Hub, id: &str) -> GameHandle {
+        let meta = GameMeta {
+            id: id.into(),
+            ..GameMeta::default()
+        };
+        let g = hub
+            .create(
+                meta,
+                GameSettings::new(Variant::Russian),
+                Some("W:WKc1,e3,g3,h2,f2:BKh8,b6,d6,c7"),
+                Actor::Arbiter("a".into()),
+            )
+            .await
+            .expect("created");
+        g.command(Actor::Arbiter("a".into()), Command::Start, None, |_, _| ())
+            .await
+            .expect("started");
+        g
+    }
+
+    async fn shuffle(g: &GameHandle, n: usize) {
+        const CYCLE: [&str; 4] = ["c1-d2", "h8-g7", "d2-c1", "g7-h8"];
+        for i in 0..n {
+            let side = if i % 2 == 0 {
+                Color::White
+            } else {
+                Color::Black
+            };
+            let (_, plies) = g
+                .command(
+                    Actor::Player(side),
+                    Command::SubmitMove {
+                        side,
+                        notation: CYCLE[i % 4].into(),
+                        offer_draw: false,
+                    },
+                    None,
+                    |s, _| s.moves().len(),
+                )
+                .await
+                .expect("legal");
+            assert_eq!(plies, i + 1);
+        }
+    }
+
+    async fn seq_of(item: Option<Result<WatchItem, HubError>>) -> WatchItem {
+        item.expect("not over").expect("no error")
+    }
+
+    /// A watcher that does not keep up is not waited for: its queue is dropped, it gets
+    /// one `Resync` with the game as it stands, then every later event densely.
+    #[tokio::test]
+    async fn a_lagging_watcher_gets_a_resync_then_a_dense_stream() {
+        let hub = hub(4);
+        let g = started(&hub, "g").await;
+        let mut w = g.watch(2).await.expect("watch");
+        // 10 moves while the watcher reads nothing: more than its queue holds.
+        shuffle(&g, 10).await;
+        let last = g.read(|s, _| s.last_seq()).await.expect("read");
+        match seq_of(w.next().await).await {
+            WatchItem::Resync(snap) => {
+                assert_eq!(snap.seq(), last);
+                assert_eq!(snap.session.moves().len(), 10);
+            }
+            other => panic!("a resync first: {other:?}"),
+        }
+        shuffle_from(&g, 10, 2).await;
+        for want in last + 1..=last + 2 {
+            match seq_of(w.next().await).await {
+                WatchItem::Event(e) => assert_eq!(e.event.seq, want),
+                other => panic!("dense after the resync: {other:?}"),
+            }
+        }
+        hub.shutdown().await;
+        assert!(matches!(
+            seq_of(w.next().await).await,
+            WatchItem::End(WatchEnd::ShuttingDown)
+        ));
+        assert!(w.next().await.is_none(), "nothing after the end");
+    }
+
+    async fn shuffle_from(g: &GameHandle, from: usize, n: usize) {
+        const CYCLE: [&str; 4] = ["c1-d2", "h8-g7", "d2-c1", "g7-h8"];
+        for i in from..from + n {
+            let side = if i % 2 == 0 {
+                Color::White
+            } else {
+                Color::Black
+            };
+            g.command(
+                Actor::Player(side),
+                Command::SubmitMove {
+                    side,
+                    notation: CYCLE[i % 4].into(),
+                    offer_draw: false,
+                },
+                None,
+                |_, _| (),
+            )
+            .await
+            .expect("legal");
+        }
+    }
+
+    /// A watcher that keeps up gets the history from the log (with the same notes a live
+    /// event has) and then the live events; one that resumes close behind gets them
+    /// from memory.
+    #[tokio::test]
+    async fn history_then_live_with_the_same_notes() {
+        let hub = hub(1024);
+        let g = started(&hub, "g").await;
+        let mut live = g.watch(0).await.expect("watch");
+        shuffle(&g, 6).await;
+        let mut seen = Vec::new();
+        // GameCreated, GameStarted and six moves (untimed: no presses).
+        while seen.len() < 2 + 6 {
+            match seq_of(live.next().await).await {
+                WatchItem::Event(e) => seen.push(e),
+                other => panic!("{other:?}"),
+            }
+        }
+        let mut replayed = g.watch(0).await.expect("watch");
+        for want in &seen {
+            match seq_of(replayed.next().await).await {
+                WatchItem::Event(e) => assert_eq!(&e, want, "history equals live"),
+                other => panic!("{other:?}"),
+            }
+        }
+        let mut close = g.watch(5).await.expect("watch");
+        match seq_of(close.next().await).await {
+            WatchItem::Event(e) => assert_eq!(e.event.seq, 6),
+            other => panic!("{other:?}"),
+        }
+        let moves: Vec<u32> = seen
+            .iter()
+            .filter(|e| matches!(e.event.kind, EventKind::MovePlayed { .. }))
+            .map(|e| e.note.move_number)
+            .collect();
+        assert_eq!(moves, [1, 1, 2, 2, 3, 3]);
+    }
+
+    /// The game ends: every watcher's stream ends after the final event.
+    #[tokio::test]
+    async fn watches_end_after_the_final_event() {
+        let hub = hub(1024);
+        let g = started(&hub, "g").await;
+        let mut w = g.watch(2).await.expect("watch");
+        g.command(
+            Actor::Player(Color::White),
+            Command::Resign { side: Color::White },
+            None,
+            |_, _| (),
+        )
+        .await
+        .expect("resigned");
+        assert!(matches!(
+            seq_of(w.next().await).await,
+            WatchItem::Event(e) if matches!(e.event.kind, EventKind::GameEnded { .. })
+        ));
+        assert!(matches!(
+            seq_of(w.next().await).await,
+            WatchItem::End(WatchEnd::Finished)
+        ));
+    }
+
+    /// A command whose caller is gone still happens completely: durable, applied and
+    /// published.
+    #[tokio::test]
+    async fn a_dropped_caller_cannot_cut_a_commit_short() {
+        let hub = hub(1024);
+        let g = started(&hub, "g").await;
+        let mut w = g.watch(2).await.expect("watch");
+        for _ in 0..50 {
+            let call = g.command(
+                Actor::Player(Color::White),
+                Command::SubmitMove {
+                    side: Color::White,
+                    notation: "c1-d2".into(),
+                    offer_draw: false,
+                },
+                None,
+                |_, _| (),
+            );
+            // Polled once (queued), then dropped.
+            let _ = tokio::time::timeout(Duration::from_micros(1), call).await;
+        }
+        let (seq, plies) = g
+            .read(|s, _| (s.last_seq(), s.moves().len()))
+            .await
+            .expect("read");
+        let log = hub.store().last_seq("g").await.expect("log");
+        assert_eq!(seq, log, "the state is the log");
+        assert!(plies <= 1, "at most the one legal move happened");
+        for want in 3..=seq {
+            match seq_of(w.next().await).await {
+                WatchItem::Event(e) => assert_eq!(e.event.seq, want),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

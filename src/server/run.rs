@@ -14,7 +14,7 @@ use super::config::Config;
 use super::tls;
 use crate::api::auth::Tokens;
 use crate::api::{Api, pb};
-use crate::hub::Registry;
+use crate::hub::Hub;
 use crate::hub::metrics::{self, Metrics};
 use crate::store::{EventStore, MemoryStore, SqliteOptions, SqliteStore};
 
@@ -190,7 +190,7 @@ async fn serve_grpc(
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let registry = Registry::with_metrics(store, config.charge_outage, metrics.clone());
+    let hub = Hub::with_metrics(store.clone(), config.charge_outage, metrics.clone());
     let tokens = Arc::new(Tokens::new(&config.tokens));
     let addr = listener.local_addr().unwrap_or(config.listen);
     if tokens.is_open() {
@@ -219,10 +219,13 @@ async fn serve_grpc(
             .await;
     }
     let started = Instant::now();
-    let recovered = registry
-        .recover()
-        .await
-        .map_err(|e| ServeError(format!("recovery: {e}")))?;
+    let recovered = match hub.recover().await {
+        Ok(n) => n,
+        Err(e) => {
+            hub.shutdown().await;
+            return Err(ServeError(format!("recovery: {e}")));
+        }
+    };
     metrics.recovered(started.elapsed(), recovered);
     tracing::info!(games = recovered, took = ?started.elapsed(), "recovered unfinished games");
     for name in names.iter().copied().chain([""]) {
@@ -231,19 +234,36 @@ async fn serve_grpc(
             .await;
     }
     metrics.set_ready(true);
-    let reflection = tonic_reflection::server::Builder::configure()
+    let reflection = match tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
         .build_v1()
-        .map_err(|e| ServeError(format!("reflection: {e}")))?;
-    let api = Api::new(registry, tokens);
+    {
+        Ok(r) => r,
+        Err(e) => {
+            hub.shutdown().await;
+            return Err(ServeError(format!("reflection: {e}")));
+        }
+    };
+    let api = Api::new(hub.clone(), tokens);
     tracing::info!(addr = ?listener.local_addr().ok(), tls = tls.is_some(), "serving");
     let mut builder = tonic::transport::Server::builder();
     if let Some(tls) = tls {
-        builder = builder
-            .tls_config(tls)
-            .map_err(|e| ServeError(format!("TLS: {}", tls::error_chain(&e))))?;
+        builder = match builder.tls_config(tls) {
+            Ok(b) => b,
+            Err(e) => {
+                hub.shutdown().await;
+                return Err(ServeError(format!("TLS: {}", tls::error_chain(&e))));
+            }
+        };
     }
-    builder
+    // At the signal the hub ends every watch and board stream at once (UNAVAILABLE
+    // "server shutting down") while tonic stops accepting and lets running calls finish.
+    let stopping = hub.clone();
+    let shutdown = async move {
+        shutdown.await;
+        stopping.begin_shutdown();
+    };
+    let served = builder
         .layer(tower::util::MapResponseLayer::new(
             move |response: http::Response<tonic::body::Body>| {
                 count_refusal(&metrics, &response);
@@ -267,7 +287,15 @@ async fn serve_grpc(
         ))
         .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await
-        .map_err(|e| ServeError(format!("transport: {e}")))
+        .map_err(|e| ServeError(format!("transport: {e}")));
+    // Every game's task finishes the commit it is in and stops; then the log is
+    // checkpointed and its WAL truncated.
+    hub.shutdown().await;
+    if let Err(e) = store.close().await {
+        tracing::warn!(error = %e, "event log close");
+    }
+    tracing::info!("stopped");
+    served
 }
 
 /// The accepted connections, with Nagle's algorithm off. `Server::tcp_nodelay` only

@@ -114,6 +114,16 @@ pub trait EventStore: Send + Sync {
     /// Backend failures.
     async fn list_games(&self, filter: &GameFilter) -> Result<Vec<GameRecord>, StoreError>;
 
+    /// Commits what is queued and closes the log tidily (SQLite: checkpoints the WAL
+    /// into the database and truncates it); later writes fail with
+    /// [`StoreError::Closed`]. The default does nothing.
+    ///
+    /// # Errors
+    /// Already closed; a failed checkpoint.
+    async fn close(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Every game not yet finished: the games to rebuild at start.
     ///
     /// # Errors

@@ -260,6 +260,10 @@ impl EventStore for SqliteStore {
             .await
     }
 
+    async fn close(&self) -> Result<(), StoreError> {
+        SqliteStore::close(self).await
+    }
+
     async fn list_games(&self, filter: &GameFilter) -> Result<Vec<GameRecord>, StoreError> {
         let filter = filter.clone();
         self.read(move |conn| {

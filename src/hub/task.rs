@@ -1,0 +1,293 @@
+//! One task per live game: it owns the game's [`Session`], its next clock deadline and its
+//! watchers. Commands reach it over a bounded channel with a reply; the whole commit
+//! (append durably → take the new state → publish) runs inside the task, so a caller that
+//! goes away mid-way cannot change the outcome: a command happened completely or not at
+//! all. The timer is the same task (`select!` over commands, the deadline and shutdown),
+//! shaped like mini-redis's `db.rs` purge task.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::metrics::Metrics;
+use super::watch::{Published, WatchEnd, WatchQueue, WatchStart};
+use super::{GameMeta, HubError, Timeline, encode};
+use crate::game::{Actor, Command, Decided, EventKind, Session};
+use crate::store::EventStore;
+
+/// The reply to a command: the session after it (and the instant it was read at) and the
+/// events it recorded, or why nothing was recorded.
+pub(super) type Done =
+    Box<dyn for<'a> FnOnce(Result<(&'a Session, u64, Vec<Arc<Published>>), HubError>) + Send>;
+
+/// A read of the session as it stands, with the instant (monotonic ms).
+pub(super) type Read = Box<dyn for<'a> FnOnce(&'a Session, u64) + Send>;
+
+/// What a game's task is asked to do.
+pub(super) enum Msg {
+    /// Decide a command and record it.
+    Command {
+        actor: Actor,
+        cmd: Command,
+        expected_seq: Option<u64>,
+        received: Instant,
+        done: Done,
+    },
+    /// Look at the session.
+    Read(Read),
+    /// Register a watcher's queue.
+    Watch {
+        queue: Arc<WatchQueue>,
+        from_seq: u64,
+        reply: oneshot::Sender<WatchStart>,
+    },
+}
+
+/// How many recent events a task keeps for watchers that resume close behind.
+const RECENT: usize = 16;
+
+/// How long the timer waits before trying again after the store refused what time did.
+const RETRY: Duration = Duration::from_millis(200);
+
+pub(super) struct GameTask {
+    pub meta: Arc<GameMeta>,
+    pub session: Session,
+    pub store: Arc<dyn EventStore>,
+    pub timeline: Timeline,
+    pub metrics: Arc<Metrics>,
+    pub rx: mpsc::Receiver<Msg>,
+    pub stop: watch::Receiver<bool>,
+    /// Held while the task runs: the hub's shutdown waits for every copy to be dropped.
+    pub alive: mpsc::Sender<()>,
+    pub watchers: Vec<Arc<WatchQueue>>,
+    pub recent: VecDeque<Arc<Published>>,
+    pub retry_at: Option<tokio::time::Instant>,
+}
+
+enum Wake {
+    Stop,
+    Msg(Option<Msg>),
+    Deadline,
+}
+
+impl GameTask {
+    /// Runs until shutdown (or until every handle is gone), then ends every watch.
+    pub async fn run(mut self) {
+        loop {
+            let deadline = self.retry_at.or_else(|| {
+                self.session
+                    .next_deadline()
+                    .map(|ms| self.timeline.instant(ms))
+            });
+            let stop = &mut self.stop;
+            let rx = &mut self.rx;
+            let wake = tokio::select! {
+                biased;
+                _ = stop.wait_for(|s| *s) => Wake::Stop,
+                msg = rx.recv() => Wake::Msg(msg),
+                () = sleep_until(deadline), if deadline.is_some() => Wake::Deadline,
+            };
+            match wake {
+                Wake::Stop | Wake::Msg(None) => break,
+                Wake::Msg(Some(msg)) => self.handle(msg).await,
+                Wake::Deadline => self.tick().await,
+            }
+        }
+        for w in self.watchers.drain(..) {
+            w.close(WatchEnd::ShuttingDown);
+        }
+        // Commands still queued are dropped with their replies: their callers learn that
+        // the server is shutting down, and nothing of them was recorded.
+        self.rx.close();
+        drop(self.alive);
+    }
+
+    fn now(&self) -> crate::game::Now {
+        self.timeline.now(self.session.last_ms())
+    }
+
+    async fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Command {
+                actor,
+                cmd,
+                expected_seq,
+                received,
+                done,
+            } => {
+                let result = self.command(&actor, cmd, expected_seq).await;
+                if result.is_ok() {
+                    self.metrics.acknowledged(received.elapsed());
+                }
+                let now = self.now().mono_ms;
+                done(result.map(|events| (&self.session, now, events)));
+            }
+            Msg::Read(f) => {
+                let now = self.now().mono_ms;
+                f(&self.session, now);
+            }
+            Msg::Watch {
+                queue,
+                from_seq,
+                reply,
+            } => {
+                let last_seq = self.session.last_seq();
+                let backlog = if from_seq >= last_seq {
+                    Some(Vec::new())
+                } else if self
+                    .recent
+                    .front()
+                    .is_some_and(|e| e.event.seq <= from_seq + 1)
+                {
+                    Some(
+                        self.recent
+                            .iter()
+                            .filter(|e| e.event.seq > from_seq)
+                            .cloned()
+                            .collect(),
+                    )
+                } else {
+                    None
+                };
+                if self.session.result().is_some() {
+                    queue.close(WatchEnd::Finished);
+                } else {
+                    self.watchers.push(queue);
+                }
+                let _ = reply.send(WatchStart { last_seq, backlog });
+            }
+        }
+    }
+
+    async fn command(
+        &mut self,
+        actor: &Actor,
+        cmd: Command,
+        expected_seq: Option<u64>,
+    ) -> Result<Vec<Arc<Published>>, HubError> {
+        let last = self.session.last_seq();
+        if let Some(expected) = expected_seq
+            && expected != 0
+            && expected != last
+        {
+            return Err(HubError::Stale {
+                expected,
+                actual: last,
+            });
+        }
+        let now = self.now();
+        // Time's own events first (flags, "Time!"); usually there are none.
+        let ticked = self.session.ticked(now);
+        let base = ticked.as_ref().map_or(&self.session, |d| &d.session);
+        match base.handled(actor, cmd, now) {
+            Ok(decided) => {
+                let decided = match ticked {
+                    Some(mut t) => {
+                        t.events.extend(decided.events);
+                        t.notes.extend(decided.notes);
+                        Decided {
+                            session: decided.session,
+                            ..t
+                        }
+                    }
+                    None => decided,
+                };
+                self.commit(decided).await
+            }
+            Err(e) => {
+                if let Some(t) = ticked {
+                    self.commit(t).await?;
+                }
+                Err(HubError::Game(e))
+            }
+        }
+    }
+
+    /// Appends the decided events durably, then takes the new state and tells the
+    /// watchers. A failed append changes nothing.
+    async fn commit(&mut self, decided: Decided) -> Result<Vec<Arc<Published>>, HubError> {
+        if decided.events.is_empty() {
+            return Ok(Vec::new());
+        }
+        let id = &self.meta.id;
+        let was_finished = self.session.result().is_some();
+        let payloads = encode(&decided.events)?;
+        self.store
+            .append(id, self.session.last_seq() + 1, payloads)
+            .await?;
+        self.metrics.events_appended(decided.events.len());
+        for e in &decided.events {
+            if matches!(e.kind, EventKind::MovePlayed { .. }) {
+                self.metrics.move_accepted(decided.session.variant());
+            }
+        }
+        self.session = decided.session;
+        let finished = self.session.result().is_some();
+        if !was_finished && finished {
+            self.metrics.game_finished();
+            // The events stand (they are durable); a lost flag only delays the listing,
+            // and recovery writes it from the log.
+            if let Err(e) = self.store.update_game(id, true, None).await {
+                tracing::warn!(game = %id, error = %e, "finished flag not written; recovery will");
+            }
+        }
+        let published: Vec<Arc<Published>> = decided
+            .events
+            .into_iter()
+            .zip(decided.notes)
+            .map(|(event, note)| Arc::new(Published { event, note }))
+            .collect();
+        self.publish(&published, finished);
+        Ok(published)
+    }
+
+    fn publish(&mut self, events: &[Arc<Published>], finished: bool) {
+        for e in events {
+            if self.recent.len() == RECENT {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(e.clone());
+        }
+        self.watchers.retain(|w| w.push(events));
+        if finished {
+            for w in self.watchers.drain(..) {
+                w.close(WatchEnd::Finished);
+            }
+        }
+    }
+
+    /// Records what time has done (the timer fired).
+    async fn tick(&mut self) {
+        self.retry_at = None;
+        let now = self.now();
+        match self.session.ticked(now) {
+            Some(decided) => {
+                if let Err(e) = self.commit(decided).await {
+                    tracing::warn!(game = %self.meta.id, error = %e, "timer: not recorded, retrying");
+                    self.retry_at = Some(tokio::time::Instant::now() + RETRY);
+                }
+            }
+            None => {
+                // Woken at a deadline with nothing due (the clock's instant rounds to
+                // the millisecond): look again shortly rather than spin.
+                if self
+                    .session
+                    .next_deadline()
+                    .is_some_and(|ms| ms <= now.mono_ms)
+                {
+                    self.retry_at = Some(tokio::time::Instant::now() + Duration::from_millis(1));
+                }
+            }
+        }
+        self.watchers.retain(|w| !w.gone());
+    }
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
