@@ -215,10 +215,11 @@ fn fmjd_5_move_count_not_restarted_by_capture_inside_class() {
     );
     let moves = [
         "47-33", "27-32", "33-42", "5-14", "42-15", "32-38", "15x42", "14-9", "42-26", "9-4",
-        "26-37", "4-10", "37-26", "10-4", "26-37", "4-10", "37-26",
     ];
     assert_eq!(first_firing(&mut g, &moves, "FMJD 5 moves"), Some(10));
     assert_eq!(g.counters().class_moves, [5, 5]);
+    // A count restarted by the capture would stand at one move and two.
+    assert_eq!(g.counters().moves_since_change, [1, 2]);
 }
 
 #[test]
@@ -273,6 +274,43 @@ fn fmjd_16_move_count_starts_with_the_move_into_its_class() {
     assert_eq!(g.counters().class_moves, [0, 0]);
     let cycle = ["45-50", "2-8", "50-45", "8-2"];
     shuffle(&mut g, &cycle, 33, "FMJD 16 moves", 32);
+}
+
+#[test]
+fn draw_history_gives_the_first_ply_of_each_rule() {
+    // The FMJD 5-move count of the repro (ply 10), then the position after ply 8 (kings on
+    // 42 and 9, White to move) a third time at ply 16: FMJD threefold repetition.
+    let mut g = game(
+        "W:WK47:BK5,27",
+        Variant::International,
+        RuleEdition::Classic,
+    );
+    for m in [
+        "47-33", "27-32", "33-42", "5-14", "42-15", "32-38", "15x42", "14-9", "42-26", "9-4",
+        "26-42", "4-9", "42-26", "9-4", "26-42", "4-9",
+    ] {
+        play(&mut g, m);
+    }
+    let history: Vec<(usize, &str, DrawMode)> = g
+        .draw_history()
+        .into_iter()
+        .map(|a| (a.ply, a.verdict.rule, a.verdict.mode))
+        .collect();
+    assert_eq!(
+        history,
+        [
+            (10, "FMJD 5 moves", DrawMode::Automatic),
+            (16, "FMJD threefold repetition", DrawMode::Claimable),
+        ]
+    );
+    // A start position already drawn by its rule shows at ply 0.
+    let g = game("W:WKd4:Be7", Variant::Turkish, RuleEdition::Classic);
+    let history = g.draw_history();
+    assert_eq!(history.len(), 1);
+    assert_eq!(
+        (history[0].ply, history[0].verdict.rule),
+        (0, "TR 19(b) one piece each")
+    );
 }
 
 #[test]

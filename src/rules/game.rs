@@ -56,6 +56,15 @@ pub struct DrawVerdict {
     pub mode: DrawMode,
 }
 
+/// The first ply at which a draw rule applied in a game ([`Game::draw_history`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DrawArising {
+    /// Plies played when the rule first applied (0: the start position).
+    pub ply: usize,
+    /// The rule and how it takes effect.
+    pub verdict: DrawVerdict,
+}
+
 /// Why a game ended by the position itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EndReason {
@@ -664,6 +673,33 @@ impl Game {
                 },
                 mode: DrawMode::Claimable,
             });
+        }
+        out
+    }
+
+    /// Every draw rule that applied at some point of the game, each once, at the first ply
+    /// it applied (0: the start position), in ply order, then in [`Game::draws`] order. A
+    /// recorded game that went on after an automatic draw shows where the rule would have
+    /// ended it. The moves are played again from the start, counters and all.
+    pub fn draw_history(&self) -> Vec<DrawArising> {
+        // The Frisian king-move runs a game may have been given at its start only restrict
+        // quiet king moves; the draw counters do not read them, and a replay without them
+        // accepts every move the game accepted.
+        let mut replay = Game::new(*self.start(), self.edition);
+        let mut out: Vec<DrawArising> = Vec::new();
+        let mut note = |g: &Game, ply: usize| {
+            for verdict in g.draws() {
+                if !out.iter().any(|a| a.verdict.rule == verdict.rule) {
+                    out.push(DrawArising { ply, verdict });
+                }
+            }
+        };
+        note(&replay, 0);
+        for (i, mv) in self.moves.iter().enumerate() {
+            if replay.play(mv).is_err() {
+                break;
+            }
+            note(&replay, i + 1);
         }
         out
     }
