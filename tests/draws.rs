@@ -191,6 +191,128 @@ fn fmjd_two_pieces_against_a_lone_king_5_moves() {
     shuffle(&mut g, &cycle, 11, "FMJD 5 moves", 10);
 }
 
+/// Plays `moves` in order and returns the 1-based ply after which `rule` first fires
+/// automatically, if it does.
+fn first_firing(g: &mut Game, moves: &[&str], rule: &str) -> Option<usize> {
+    for (i, m) in moves.iter().enumerate() {
+        play(g, m);
+        if automatic(g).contains(&rule) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+#[test]
+fn fmjd_5_move_count_not_restarted_by_capture_inside_class() {
+    // RULES.md, FMJD draws, "Counting": a king and a man against a lone king becoming king
+    // against king (15x42 takes the man on 38) stays in the 5-move count, which began with
+    // the record: 5 moves each at ply 10, not 5 moves each after the capture (ply 17).
+    let mut g = game(
+        "W:WK47:BK5,27",
+        Variant::International,
+        RuleEdition::Classic,
+    );
+    let moves = [
+        "47-33", "27-32", "33-42", "5-14", "42-15", "32-38", "15x42", "14-9", "42-26", "9-4",
+    ];
+    assert_eq!(first_firing(&mut g, &moves, "FMJD 5 moves"), Some(10));
+    assert_eq!(g.counters().class_moves, [5, 5]);
+    // A count restarted by the capture would stand at one move and two.
+    assert_eq!(g.counters().moves_since_change, [1, 2]);
+}
+
+#[test]
+fn fmjd_5_move_count_not_restarted_by_promotion_inside_class() {
+    // RULES.md, FMJD draws, "Counting": a king and a man against a lone king becoming two
+    // kings against a lone king (9-3 crowns the man) stays in the 5-move count.
+    let mut g = game(
+        "W:WK46,9:BK45",
+        Variant::International,
+        RuleEdition::Classic,
+    );
+    let moves = [
+        "46-41", "45-50", "9-3", "50-45", "41-46", "45-50", "46-41", "50-45", "41-46", "45-50",
+        "46-41",
+    ];
+    assert_eq!(first_firing(&mut g, &moves, "FMJD 5 moves"), Some(10));
+}
+
+#[test]
+fn fmjd_capture_from_16_move_class_into_5_move_class_starts_5_move_count() {
+    // RULES.md, FMJD draws, "Counting": two kings and a man against a lone king (16-move
+    // class); the lone king takes the man (10x37, ply 2) and the 5-move count starts with
+    // that capture: 5 moves each after it, ply 12.
+    let mut g = game(
+        "W:WK49,K50,28:BK10",
+        Variant::International,
+        RuleEdition::Classic,
+    );
+    let moves = [
+        "50-45", "10x37", "45-50", "37-41", "50-45", "41-37", "45-50", "37-41", "50-45", "41-37",
+        "45-50", "37-41", "50-45",
+    ];
+    assert_eq!(first_firing(&mut g, &moves, "FMJD 5 moves"), Some(12));
+    assert_eq!(g.counters().class_moves, [5, 5]);
+}
+
+#[test]
+fn fmjd_16_move_count_starts_with_the_move_into_its_class() {
+    // RULES.md, FMJD draws, "Counting": three men against a lone king is no class; the
+    // move 8-2 that crowns a man brings the game into the 16-move class, and the count
+    // starts there (the three moves each made before it do not count): 16 moves each
+    // after it.
+    let mut g = game(
+        "W:W13,14,15:BK50",
+        Variant::International,
+        RuleEdition::Classic,
+    );
+    for m in ["13-8", "50-45", "14-9", "45-50", "15-10", "50-45", "8-2"] {
+        play(&mut g, m);
+        assert!(automatic(&g).is_empty());
+    }
+    assert_eq!(g.counters().class_moves, [0, 0]);
+    let cycle = ["45-50", "2-8", "50-45", "8-2"];
+    shuffle(&mut g, &cycle, 33, "FMJD 16 moves", 32);
+}
+
+#[test]
+fn draw_history_gives_the_first_ply_of_each_rule() {
+    // The FMJD 5-move count of the repro (ply 10), then the position after ply 8 (kings on
+    // 42 and 9, White to move) a third time at ply 16: FMJD threefold repetition.
+    let mut g = game(
+        "W:WK47:BK5,27",
+        Variant::International,
+        RuleEdition::Classic,
+    );
+    for m in [
+        "47-33", "27-32", "33-42", "5-14", "42-15", "32-38", "15x42", "14-9", "42-26", "9-4",
+        "26-42", "4-9", "42-26", "9-4", "26-42", "4-9",
+    ] {
+        play(&mut g, m);
+    }
+    let history: Vec<(usize, &str, DrawMode)> = g
+        .draw_history()
+        .into_iter()
+        .map(|a| (a.ply, a.verdict.rule, a.verdict.mode))
+        .collect();
+    assert_eq!(
+        history,
+        [
+            (10, "FMJD 5 moves", DrawMode::Automatic),
+            (16, "FMJD threefold repetition", DrawMode::Claimable),
+        ]
+    );
+    // A start position already drawn by its rule shows at ply 0.
+    let g = game("W:WKd4:Be7", Variant::Turkish, RuleEdition::Classic);
+    let history = g.draw_history();
+    assert_eq!(history.len(), 1);
+    assert_eq!(
+        (history[0].ply, history[0].verdict.rule),
+        (0, "TR 19(b) one piece each")
+    );
+}
+
 #[test]
 fn en_40_move_rule_counts_from_the_arbiters_request() {
     let mut g = game("B:WK29,K30:BK1", Variant::English, RuleEdition::Classic);

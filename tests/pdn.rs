@@ -238,15 +238,19 @@ fn tags_with_any_spacing_escapes_and_case_insensitive_lookup() {
         "[  Site\t\"Moscow\"  ]\n",
         "[Annotator \"say \\\"hi\\\" \\\\ C:\\games\"]\n",
         "[Round 5]\n",
-        "[Event \"second\"]\n",
         "\n1. 32-28 *\n"
     ));
     assert_eq!(game.tag("event"), Some("XXV первенство СССР"));
     assert_eq!(game.tag("SITE"), Some("Moscow"));
     assert_eq!(game.tag("Annotator"), Some("say \"hi\" \\ C:\\games"));
     assert_eq!(game.tag("Round"), Some("5"));
-    assert_eq!(game.tags.len(), 5);
+    assert_eq!(game.tags.len(), 4);
     assert_eq!(game.tag("White"), None);
+    // The first of two tags with one name answers (a repeated name read from a file
+    // opens the next game instead, see header_only_entry_…).
+    let mut game = game;
+    game.tags.push(("EVENT".into(), "second".into()));
+    assert_eq!(game.tag("event"), Some("XXV первенство СССР"));
 }
 
 #[test]
@@ -498,6 +502,98 @@ fn tag_sections_separated_by_a_blank_line_are_two_games() {
     assert_eq!(first.tags.len(), 2);
     assert!(first.moves.is_empty());
     assert_eq!(games[1].as_ref().expect("valid").tag("Event"), Some("b"));
+}
+
+#[test]
+fn header_only_entry_followed_directly_by_the_next_tags_is_a_game_with_no_moves() {
+    // PDN 3.0: <game> ::= <tag-section> <movetext-section>, and a database export may
+    // write a game's tags with an empty movetext and the next game's tags right after:
+    // the repeated tag name opens the next game.
+    let text = "[Event \"a\"]\n[White \"W1\"]\n[Result \"1-0\"]\n\
+                [Event \"b\"]\n[White \"W2\"]\n\
+                [Event \"c\"]\n[White \"W3\"]\n\n1. 32-28 19-23 *\n\
+                [EVENT \"d\"]\n[Result \"0-1\"]\n";
+    let games: Vec<PdnGame> = read_games(text)
+        .into_iter()
+        .map(|g| g.expect("valid"))
+        .collect();
+    let events: Vec<_> = games.iter().map(|g| g.tag("Event")).collect();
+    assert_eq!(events, [Some("a"), Some("b"), Some("c"), Some("d")]);
+    assert_eq!(
+        games.iter().map(|g| g.tags.len()).collect::<Vec<_>>(),
+        [3, 2, 2, 2]
+    );
+    assert_eq!(
+        games.iter().map(|g| g.moves.len()).collect::<Vec<_>>(),
+        [0, 0, 2, 0]
+    );
+    assert_eq!(
+        games.iter().map(|g| g.start_line).collect::<Vec<_>>(),
+        [1, 4, 6, 10]
+    );
+    assert_eq!(games[0].result, None);
+    assert_eq!(games[0].result_tag(), Some(PdnResult::WhiteWins));
+    assert_eq!(games[2].result, Some(PdnResult::Unknown));
+    for game in &games {
+        assert_round_trip(game);
+    }
+    // Different tag names on separate lines stay one tag section.
+    let game = one("[Event \"a\"]\n[Site \"s\"]\n[Round \"1\"]\n1. 32-28 *");
+    assert_eq!(game.tags.len(), 3);
+}
+
+#[test]
+fn padded_squares_and_spaced_moves_of_fixed_width_files() {
+    // Dutch-style fixed-width movetext: squares right-aligned in two columns, and
+    // captures with spaces around the `x`.
+    let text = "[Event \"NK\"]\n\n\
+                \x20 1. 32-28 19-23    2. 28x19 14x23\n\
+                \x20 3. 31-27  1- 6    4. 47x 9  3x14\n\
+                \x20 5. 10- 4 20 - 25  6. 47 x 9\t9 x\t 3\n\
+                \x20 7. c3 - d4 - 8. - -  2-0\n";
+    let game = one(text);
+    assert_eq!(
+        texts(&game.moves),
+        [
+            "32-28", "19-23", "28x19", "14x23", "31-27", "1-6", "47x9", "3x14", "10-4", "20-25",
+            "47x9", "9x3", "c3-d4", "-", "-", "-"
+        ]
+    );
+    assert_eq!(
+        game.moves.iter().map(|m| m.number).collect::<Vec<_>>(),
+        [
+            Some(1),
+            None,
+            Some(2),
+            None,
+            Some(3),
+            None,
+            Some(4),
+            None,
+            Some(5),
+            None,
+            Some(6),
+            None,
+            Some(7),
+            None,
+            Some(8),
+            None
+        ]
+    );
+    // A padded move keeps the position of its first character.
+    assert_eq!((game.moves[5].line, game.moves[5].column), (4, 13));
+    assert_eq!((game.moves[10].line, game.moves[10].column), (5, 24));
+    assert_eq!(game.result, Some(PdnResult::WhiteWins));
+    assert_round_trip(&game);
+    // A result after a padded move stays a result, a move number stays a number.
+    let game = one("1. 32 - 28 1-0");
+    assert_eq!(texts(&game.moves), ["32-28"]);
+    assert_eq!(game.result, Some(PdnResult::WhiteWins));
+    let game = one("1. 32-28 - 2. 33-29 *");
+    assert_eq!(texts(&game.moves), ["32-28", "-", "33-29"]);
+    // A move does not go on over a line break.
+    let e = error("1. 32-\n28 *");
+    assert_eq!((e.line, e.message.as_str()), (1, "invalid move '32-'"));
 }
 
 #[test]
@@ -934,19 +1030,28 @@ fn game() -> impl Strategy<Value = PdnGame> {
         ),
         prop::option::of(result),
     )
-        .prop_map(|(tags, game_comment, moves, result)| PdnGame {
-            tags,
-            game_comment,
-            moves: moves
-                .into_iter()
-                .map(|(mut m, variations)| {
-                    m.variations = variations.into_iter().filter(|v| !v.is_empty()).collect();
-                    m
-                })
-                .collect(),
-            result: result.and_then(PdnResult::from_token),
-            result_text: result.map(str::to_owned),
-            start_line: 0,
+        .prop_map(|(mut tags, game_comment, moves, result)| {
+            // A tag name that comes again opens the next game: one game's names differ.
+            let mut seen: Vec<String> = Vec::new();
+            tags.retain(|(name, _): &(String, String)| {
+                let fresh = !seen.iter().any(|n| n.eq_ignore_ascii_case(name));
+                seen.push(name.clone());
+                fresh
+            });
+            PdnGame {
+                tags,
+                game_comment,
+                moves: moves
+                    .into_iter()
+                    .map(|(mut m, variations)| {
+                        m.variations = variations.into_iter().filter(|v| !v.is_empty()).collect();
+                        m
+                    })
+                    .collect(),
+                result: result.and_then(PdnResult::from_token),
+                result_text: result.map(str::to_owned),
+                start_line: 0,
+            }
         })
 }
 

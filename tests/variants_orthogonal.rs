@@ -133,6 +133,34 @@ fn tr_man_crowned_during_capture_goes_on_as_king() {
 }
 
 #[test]
+fn tr_rules_md_man_reaching_last_row_during_capture_is_crowned_and_captures_on_as_king() {
+    // RULES.md, variant table, TR: "a man reaching the last row during a capture is crowned
+    // and goes on capturing as a king (decision: sources differ)". b6 takes b7 and reaches
+    // b8; as a flying king it takes d8 from a distance, must land on f8 (the only square
+    // from which the capture goes on: maximum pieces), and takes f6 down the f-file. A man
+    // could take neither d8 (not adjacent) nor f6 (behind it): three pieces is only
+    // possible as a king.
+    let p = pos(Variant::Turkish, "W:Wb6:Bb7,d8,f6");
+    assert_eq!(
+        moves(&p),
+        [
+            "b6xb8xf8xf1",
+            "b6xb8xf8xf2",
+            "b6xb8xf8xf3",
+            "b6xb8xf8xf4",
+            "b6xb8xf8xf5"
+        ]
+    );
+    for mv in p.legal_moves() {
+        assert_eq!(mv.capture_count(), 3);
+        assert!(mv.promotes(), "{mv:?} crowns the man");
+        let after = p.play(&mv).expect("legal");
+        assert_eq!(after.kings_of(Color::White), mv.to().bit());
+        assert_eq!(after.pieces(Color::Black), 0);
+    }
+}
+
+#[test]
 fn tr_one_piece_each_is_drawn() {
     let g = Game::new(pos(Variant::Turkish, "W:WKd4:Be7"), RuleEdition::Classic);
     let draws = g.draws();

@@ -131,12 +131,32 @@ fn subsequence(inner: &[Square], landings: &[Square]) -> bool {
 /// # Errors
 /// [`MoveError`]: malformed text, a bad square, no piece, an illegal or ambiguous move.
 pub fn parse_move(text: &str, pos: &Position) -> Result<Move, MoveError> {
+    let mut found = matching_moves(text, pos)?;
+    if found.len() == 1 {
+        return Ok(found.remove(0));
+    }
+    Err(MoveError::Ambiguous {
+        text: text.trim().to_string(),
+        candidates: found.iter().map(|m| write_move_full(pos, m)).collect(),
+    })
+}
+
+/// Every distinct legal move of `pos` that a written move fits, in PDN order (by the
+/// square numbers of the path, start first): one for a move that names a single move,
+/// several for an ambiguous one (`3x26` when two captures of equal precedence join 3 and
+/// 26). A text that spells out one capture's every landing square names that capture
+/// alone, even when another capture has the same ends.
+///
+/// # Errors
+/// [`MoveError`] when no legal move fits: malformed text, a bad square, no piece, an
+/// illegal move. Never [`MoveError::Ambiguous`].
+pub fn matching_moves(text: &str, pos: &Position) -> Result<Vec<Move>, MoveError> {
     let variant = pos.variant();
     let (squares, capture_written) = split(text, variant)?;
     let (from, to) = (squares[0], squares[squares.len() - 1]);
     let inner = &squares[1..squares.len() - 1];
     if !variant.rules().hops.is_empty() {
-        return parse_hop(text, pos, &squares, capture_written);
+        return parse_hop(text, pos, &squares, capture_written).map(|m| vec![m]);
     }
     let all = pos.legal_moves_all_paths();
     let mut found: Vec<Move> = Vec::new();
@@ -162,17 +182,20 @@ pub fn parse_move(text: &str, pos: &Position) -> Result<Move, MoveError> {
             .copied()
             .collect();
         if let [only] = exact.as_slice() {
-            return Ok(*only);
+            return Ok(vec![*only]);
         }
     }
-    match found.len() {
-        1 => Ok(found[0]),
-        0 => Err(diagnose(text, pos, from, capture_written, &all)),
-        _ => Err(MoveError::Ambiguous {
-            text: text.trim().to_string(),
-            candidates: found.iter().map(|m| write_move_full(pos, m)).collect(),
-        }),
+    if found.is_empty() {
+        return Err(diagnose(text, pos, from, capture_written, &all));
     }
+    let key = |m: &Move| -> Vec<u32> {
+        m.path()
+            .chain(m.captured())
+            .map(|s| super::square::square_number(s, variant))
+            .collect()
+    };
+    found.sort_by_cached_key(key);
+    Ok(found)
 }
 
 /// A move of a hopping game (corners): `a1-a2`, `a1-a3-c3` with every landing square of a

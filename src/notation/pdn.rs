@@ -16,15 +16,22 @@
 //! # Where things land
 //!
 //! - A game ends at its result token, at a tag after movetext, at a tag
-//!   after a blank line that follows a tag section (so a tag section with no
-//!   movetext is a game of its own), or at the end of the text.
+//!   after a blank line that follows a tag section, at a tag whose name its
+//!   tag section already has (so a tag section with no movetext is a game of
+//!   its own, even when the next game's tags follow it directly), or at the
+//!   end of the text.
+//! - Fixed-width files pad squares and space out moves: `1- 6`, `47x 9`,
+//!   `10- 4` and `47 x 9` are the moves `1-6`, `47x9`, `10-4` and `47x9`
+//!   (spaces and tabs inside a move, never a line break; a square followed
+//!   by `.` is a move number and a result stays a result).
 //! - Comments belong to the move before them; comments before the first
 //!   move of the game make [`PdnGame::game_comment`], and those before the
 //!   first move of a variation make its [`PdnMove::comments_before`].
 //!   Comments after a result stay with that game, unless a game without
 //!   tags follows, which they then open. Comment text has its whitespace
 //!   collapsed; empty comments are dropped.
-//! - A bare `-` is a move the record does not know ([`UNKNOWN_MOVE`]).
+//! - A bare `-` is a move the record does not know ([`UNKNOWN_MOVE`]); the
+//!   replay takes a record of them only for a game with no moves recorded.
 //! - A move number with no move after it is forgiven at the end of a game.
 //! - After an error, games without tags up to the next tag section are
 //!   skipped with the broken one.
@@ -539,11 +546,18 @@ impl PdnReader<'_> {
             let token = self.lexer.peek()?;
             let ends_game = match &token {
                 None => true,
+                // A tag section followed directly by the next game's tags (no
+                // movetext, no blank line) ends where a tag name comes again.
                 Some(Token {
-                    kind: Kind::Tag(..),
+                    kind: Kind::Tag(name, _),
                     after_blank,
                     ..
-                }) => movetext || depth > 0 || (!game.tags.is_empty() && *after_blank),
+                }) => {
+                    movetext
+                        || depth > 0
+                        || (!game.tags.is_empty() && *after_blank)
+                        || game.tags.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+                }
                 Some(_) => false,
             };
             if ends_game {
@@ -638,14 +652,14 @@ impl PdnReader<'_> {
                             .parse()
                             .map_err(|_| pos.fail(format!("move number '{word}' too large")))?;
                         number = Some((n, ellipsis, pos));
-                    } else if is_move_text(word) || word == UNKNOWN_MOVE {
+                    } else if let Some(text) = move_word(word) {
                         let (n, ellipsis) = number
                             .take()
                             .map_or((None, false), |(n, e, _)| (Some(n), e));
                         let mut m = PdnMove {
                             number: n,
                             ellipsis,
-                            text: word.to_owned(),
+                            text,
                             line: pos.line,
                             column: pos.column,
                             ..PdnMove::default()
@@ -694,6 +708,13 @@ impl PdnReader<'_> {
     }
 }
 
+/// The move a word of movetext writes, without the spaces of a padded move (`47 x 9` is
+/// `47x9`); `None` when it is not a move.
+fn move_word(word: &str) -> Option<String> {
+    let text: String = word.chars().filter(|c| !c.is_whitespace()).collect();
+    (is_move_text(&text) || text == UNKNOWN_MOVE).then_some(text)
+}
+
 fn is_result(kind: &Kind<'_>) -> bool {
     match kind {
         Kind::Star => true,
@@ -716,6 +737,81 @@ struct Lexer<'a> {
 
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '-' | ':' | '/')
+}
+
+fn is_move_separator(c: char) -> bool {
+    matches!(c, '-' | 'x' | 'X' | ':')
+}
+
+/// The length of a square at the start of `s` (`6`, `47`, `c3`), if one is there and
+/// ends the word or meets a move separator.
+fn square_len(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let letter = usize::from(
+        b.first()
+            .is_some_and(|c| c.is_ascii_alphabetic() && !matches!(c, b'x' | b'X')),
+    );
+    let digits = b[letter..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if !(1..=2).contains(&digits) {
+        return None;
+    }
+    let len = letter + digits;
+    let next = s[len..].chars().next();
+    (next.is_none_or(|c| !c.is_alphanumeric() || is_move_separator(c))).then_some(len)
+}
+
+/// Whether the text after a padded square may join the move: it is not a move number
+/// (`6.`) nor the start of a result (`1-0`).
+fn joins_move(rest: &str) -> bool {
+    let word: String = rest.chars().take_while(|&c| is_word_char(c)).collect();
+    let after = &rest[word.len()..];
+    !after.starts_with(['.', '…']) && PdnResult::from_token(&word).is_none()
+}
+
+/// How many bytes of `rest` (the text after the word so far, `word`) continue a move that
+/// a fixed-width file spaced out: spaces then a square after a word ending in a separator
+/// (`1-` ` 6`), or spaces, a separator, spaces and a square after a lone square
+/// (`47` ` x 9`). Only spaces and tabs, never a line break, and never a square that is a
+/// move number or starts a result.
+fn padded_continuation(word: &str, rest: &str) -> Option<usize> {
+    let inline = |s: &str| s.len() - s.trim_start_matches([' ', '\t']).len();
+    let spaces = inline(rest);
+    if spaces == 0 {
+        return None;
+    }
+    let after = &rest[spaces..];
+    let compact: String = word.chars().filter(|c| !c.is_whitespace()).collect();
+    let last = compact.chars().last()?;
+    if is_move_separator(last) {
+        // `1-` ` 6`: the word must be squares and separators so far.
+        let body = &compact[..compact.len() - last.len_utf8()];
+        if !(is_move_text(body) || square_len(body) == Some(body.len())) {
+            return None;
+        }
+        square_len(after)?;
+        return joins_move(after).then_some(spaces);
+    }
+    // `47` ` x 9`: only after a lone square (never a move of its own) or a move already
+    // spaced out (`47 x 9` ` x 3`), so that `32-28 - 33-29` stays a move, a move the
+    // record does not know and a move.
+    let spaced = word.contains([' ', '\t']);
+    if !(spaced || square_len(&compact) == Some(compact.len())) {
+        return None;
+    }
+    let sep = after.chars().next().filter(|&c| is_move_separator(c))?;
+    let tail = &after[sep.len_utf8()..];
+    let more = inline(tail);
+    let square = &tail[more..];
+    let len = square_len(square)?;
+    // The square after a spaced separator ends the word: `20 - 25`, not `20 - 25-30`.
+    let ends = square[len..]
+        .chars()
+        .next()
+        .is_none_or(|c| !is_word_char(c));
+    (ends && joins_move(square)).then_some(spaces + sep.len_utf8() + more)
 }
 
 fn is_tag_name_char(c: char) -> bool {
@@ -743,7 +839,12 @@ impl<'a> Lexer<'a> {
     }
 
     fn peek_char(&self) -> Option<char> {
-        self.src[self.offset..].chars().next()
+        self.rest().chars().next()
+    }
+
+    /// The text not read yet.
+    fn rest(&self) -> &'a str {
+        &self.src[self.offset..]
     }
 
     fn bump(&mut self) -> Option<char> {
@@ -910,8 +1011,19 @@ impl<'a> Lexer<'a> {
             }
             c if is_word_char(c) => {
                 let start = self.offset;
-                while self.peek_char().is_some_and(is_word_char) {
-                    self.bump();
+                loop {
+                    while self.peek_char().is_some_and(is_word_char) {
+                        self.bump();
+                    }
+                    // Fixed-width files pad squares and space out moves (`1- 6`,
+                    // `47x 9`, `47 x 9`): the move goes on past the spaces.
+                    let Some(len) = padded_continuation(&self.src[start..self.offset], self.rest())
+                    else {
+                        break;
+                    };
+                    for _ in self.src[self.offset..self.offset + len].chars() {
+                        self.bump();
+                    }
                 }
                 Kind::Word(&self.src[start..self.offset])
             }

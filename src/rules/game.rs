@@ -8,7 +8,10 @@
 //! Counting decisions (RULES.md, "Decision on counting"): "N moves" means N moves by each
 //! side; "its 15th / 5th move" counts the stronger side's moves, the first being its first
 //! move after the balance of forces arose. A capture or a promotion changes the balance
-//! and restarts every counter it affects.
+//! and restarts every counter it affects, except the FMJD 16- and 5-move counts, which
+//! follow their material class (RULES.md, FMJD draws, "Counting"): each starts with the
+//! move that brings the game into its class and is not restarted by a capture or a
+//! promotion that keeps the game inside it.
 
 use super::geometry::Square;
 use super::mv::Move;
@@ -51,6 +54,15 @@ pub struct DrawVerdict {
     pub rule: &'static str,
     /// Automatic or claimable.
     pub mode: DrawMode,
+}
+
+/// The first ply at which a draw rule applied in a game ([`Game::draw_history`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DrawArising {
+    /// Plies played when the rule first applied (0: the start position).
+    pub ply: usize,
+    /// The rule and how it takes effect.
+    pub verdict: DrawVerdict,
 }
 
 /// Why a game ended by the position itself.
@@ -136,6 +148,39 @@ pub struct DrawCounters {
     pub left_main_road: bool,
     /// The English 40-move count: the side that must show a win, and its moves so far.
     pub forty_moves: Option<(Color, u32)>,
+    /// FMJD 16 moves / FMJD 5 moves: moves made by each side since the move that brought
+    /// the game into its current material class (three pieces with a king against a lone
+    /// king; two pieces or one with a king against a lone king), or since the record
+    /// began. A capture or promotion that keeps the game in the same class does not
+    /// restart it; entering another class (16-move into 5-move) does.
+    pub class_moves: [u32; 2],
+}
+
+/// The material classes of the FMJD move-count draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FmjdClass {
+    /// Three pieces, at least one a king, against a lone king: FMJD 16 moves.
+    Sixteen,
+    /// Two pieces or one, at least one a king, against a lone king: FMJD 5 moves.
+    Five,
+}
+
+impl FmjdClass {
+    /// The class of `pos`, if it is in one.
+    fn of(pos: &Position) -> Option<FmjdClass> {
+        let forces = [Force::of(pos, Color::White), Force::of(pos, Color::Black)];
+        Color::ALL.into_iter().find_map(|weak| {
+            let strong = forces[(!weak).index()];
+            if !forces[weak.index()].lone_king() || strong.kings == 0 {
+                return None;
+            }
+            match strong.total() {
+                3 => Some(FmjdClass::Sixteen),
+                1..=2 => Some(FmjdClass::Five),
+                _ => None,
+            }
+        })
+    }
 }
 
 /// Frisian: the non-capturing moves one side has just made in a row with one king.
@@ -301,6 +346,13 @@ impl Game {
             && *side == mover
         {
             *n += 1;
+        }
+        // RULES.md, FMJD draws, "Counting": the count belongs to the material class; only a
+        // move into another class starts it again.
+        if FmjdClass::of(&before) == FmjdClass::of(&after) {
+            c.class_moves[mover.index()] += 1;
+        } else {
+            c.class_moves = [0, 0];
         }
         self.positions.push(after);
         self.moves.push(*mv);
@@ -517,15 +569,11 @@ impl Game {
                 }
             }
             DrawRules::Fmjd => {
-                if let Some(weak) = lone {
-                    let f = forces[(!weak).index()];
-                    let both = moves[0].min(moves[1]);
-                    if f.total() == 3 && f.kings >= 1 && both >= 16 {
-                        automatic("FMJD 16 moves");
-                    }
-                    if f.total() <= 2 && f.kings >= 1 && both >= 5 {
-                        automatic("FMJD 5 moves");
-                    }
+                let both = c.class_moves[0].min(c.class_moves[1]);
+                match FmjdClass::of(pos) {
+                    Some(FmjdClass::Sixteen) if both >= 16 => automatic("FMJD 16 moves"),
+                    Some(FmjdClass::Five) if both >= 5 => automatic("FMJD 5 moves"),
+                    _ => {}
                 }
                 if c.king_only_plies >= 50 {
                     automatic("FMJD 25 king moves");
@@ -625,6 +673,33 @@ impl Game {
                 },
                 mode: DrawMode::Claimable,
             });
+        }
+        out
+    }
+
+    /// Every draw rule that applied at some point of the game, each once, at the first ply
+    /// it applied (0: the start position), in ply order, then in [`Game::draws`] order. A
+    /// recorded game that went on after an automatic draw shows where the rule would have
+    /// ended it. The moves are played again from the start, counters and all.
+    pub fn draw_history(&self) -> Vec<DrawArising> {
+        // The Frisian king-move runs a game may have been given at its start only restrict
+        // quiet king moves; the draw counters do not read them, and a replay without them
+        // accepts every move the game accepted.
+        let mut replay = Game::new(*self.start(), self.edition);
+        let mut out: Vec<DrawArising> = Vec::new();
+        let mut note = |g: &Game, ply: usize| {
+            for verdict in g.draws() {
+                if !out.iter().any(|a| a.verdict.rule == verdict.rule) {
+                    out.push(DrawArising { ply, verdict });
+                }
+            }
+        };
+        note(&replay, 0);
+        for (i, mv) in self.moves.iter().enumerate() {
+            if replay.play(mv).is_err() {
+                break;
+            }
+            note(&replay, i + 1);
         }
         out
     }

@@ -607,16 +607,17 @@ static DIAGONAL: Rules = Rules {
     ..RUSSIAN_RULES
 };
 
-/// Turkish draughts (RULES.md, TR). Where RULES.md is silent:
+/// Turkish draughts (RULES.md, TR):
 /// - a man that reaches the last rank during a capture is crowned at once and, if it can,
-///   goes on capturing as a king in the same move (Wikipedia "Turkish draughts", rules
-///   section; draughts.github.io/turkish-draughts.html, rule 6). Some older summaries
-///   (an older Wikipedia revision, setupgroup.com) crown it only at the end of the move;
-///   the Turkish federation's own article on this point was not found, so this follows
-///   the current majority of published descriptions;
+///   goes on capturing as a king in the same move, as RULES.md's TR row decides ("sources
+///   differ"): Wikipedia "Turkish draughts", rules section, and
+///   draughts.github.io/turkish-draughts.html, rule 6, say so; some older summaries (an
+///   older Wikipedia revision, setupgroup.com) crown it only at the end of the move; the
+///   Turkish federation's own article on this point was not found;
 /// - a 180° turn inside a capture is never allowed (TR; for variants that remove pieces
 ///   after the move it is impossible anyway, so the generator forbids it everywhere);
-/// - square names are algebraic only: PDN GameType 30 has no numbering (`A0`).
+/// - where RULES.md is silent: square names are algebraic only, PDN GameType 30 has no
+///   numbering (`A0`).
 static TURKISH: Rules = Rules {
     board: BoardKind::Orthogonal8x8,
     first_to_move: Color::White,
