@@ -47,6 +47,7 @@ fn record(game: usize) -> GameRecord {
         board: u32::try_from(game + 1).unwrap_or(u32::MAX),
         finished: false,
         metadata_json: "{}".into(),
+        summary_json: String::new(),
     }
 }
 

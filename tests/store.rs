@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use draughts_arbiter::store::{
-    EventStore, GameFilter, GameRecord, MemoryStore, SqliteStore, StoreError,
+    EventStore, GameFilter, GameRecord, MemoryStore, SqliteStore, StoreError, SummaryUpdate,
 };
 use tokio::task::JoinSet;
 
@@ -23,6 +23,7 @@ fn game(id: &str, event: &str, round: &str, board: u32) -> GameRecord {
         board,
         finished: false,
         metadata_json: format!(r#"{{"id":"{id}"}}"#),
+        summary_json: String::new(),
     }
 }
 
@@ -313,6 +314,49 @@ async fn game_created_with_its_first_events(store: &dyn EventStore) {
     assert_dense(store, "g", 3).await;
 }
 
+/// An append with a summary writes the events and the row's finished flag and summary in
+/// one step; a refused one (a seq conflict) writes neither.
+async fn summaries_are_written_with_their_events(store: &dyn EventStore) {
+    store
+        .create_game_with_events(game("g", "Open", "1", 1), payloads("g", 1, 1))
+        .await
+        .expect("created");
+    let summary = |n: u32| SummaryUpdate {
+        finished: n == 3,
+        summary_json: format!("{{\"n\":{n}}}"),
+    };
+    store
+        .append_with_summary("g", 2, payloads("g", 2, 1), summary(2))
+        .await
+        .expect("2");
+    let row = store.get_game("g").await.expect("get").expect("row");
+    assert_eq!(
+        (row.finished, row.summary_json.as_str()),
+        (false, r#"{"n":2}"#)
+    );
+    let err = store
+        .append_with_summary("g", 9, payloads("g", 9, 1), summary(3))
+        .await
+        .expect_err("conflict");
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+    let row = store.get_game("g").await.expect("get").expect("row");
+    assert_eq!(
+        (row.finished, row.summary_json.as_str()),
+        (false, r#"{"n":2}"#)
+    );
+    store
+        .append_with_summary("g", 3, payloads("g", 3, 1), summary(3))
+        .await
+        .expect("3");
+    let row = store.get_game("g").await.expect("get").expect("row");
+    assert_eq!(
+        (row.finished, row.summary_json.as_str()),
+        (true, r#"{"n":3}"#)
+    );
+    assert_dense(store, "g", 3).await;
+    assert!(store.unfinished_games().await.expect("list").is_empty());
+}
+
 /// Several writers race on ONE game, each re-reading the last seq on conflict: every
 /// successful append gets its own seqs and the log stays dense.
 async fn racing_writers_on_one_game(store: Arc<dyn EventStore>) {
@@ -385,6 +429,7 @@ for_both_stores!(
     unfinished_games_and_updates,
     duplicate_game_is_refused,
     game_created_with_its_first_events,
+    summaries_are_written_with_their_events,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -512,7 +557,7 @@ fn a_newer_schema_is_refused() {
             err,
             StoreError::Schema {
                 found: 99,
-                supported: 1
+                supported: 2
             }
         ),
         "{err}"
@@ -532,7 +577,7 @@ fn the_file_is_in_wal_mode_with_the_expected_schema() {
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .expect("version");
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
     let pk: Vec<String> = conn
         .prepare("SELECT name FROM pragma_table_info('events') WHERE pk > 0 ORDER BY pk")
         .expect("prepare")
@@ -741,4 +786,46 @@ fn crash_safety_every_acknowledged_append_survives_kill_9() {
         "crash test: {CRASH_CYCLES} kill -9 cycles ({kills_after_acks} mid-stream), \
          {acked_total} events acknowledged, {total} in the log, no gap, no torn append"
     );
+}
+
+/// A log written by version 1 of the schema (no summary column) opens, is migrated in
+/// place, keeps its games and events, and takes summaries from then on.
+#[tokio::test]
+async fn a_version_1_log_is_migrated() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("log.db");
+    let conn = rusqlite::Connection::open(&path).expect("raw open");
+    conn.execute_batch(
+        "CREATE TABLE games (game_id TEXT NOT NULL PRIMARY KEY, created_at_ms INTEGER NOT NULL,
+             event TEXT NOT NULL, round TEXT NOT NULL, board INTEGER NOT NULL,
+             finished INTEGER NOT NULL DEFAULT 0, metadata_json TEXT NOT NULL) STRICT;
+         CREATE INDEX games_by_event ON games (event, round, board);
+         CREATE TABLE events (game_id TEXT NOT NULL REFERENCES games (game_id),
+             seq INTEGER NOT NULL CHECK (seq >= 1), written_at_ms INTEGER NOT NULL,
+             payload BLOB NOT NULL, PRIMARY KEY (game_id, seq)) STRICT, WITHOUT ROWID;
+         INSERT INTO games VALUES ('old', 0, 'Open', '1', 1, 0, '{}');
+         INSERT INTO events VALUES ('old', 1, 0, x'7b7d');
+         PRAGMA user_version = 1;",
+    )
+    .expect("a version 1 file");
+    drop(conn);
+    let store = SqliteStore::open(&path).expect("migrated");
+    let row = store.get_game("old").await.expect("get").expect("row");
+    assert_eq!(row.summary_json, "", "old rows have no summary");
+    store
+        .append_with_summary(
+            "old",
+            2,
+            vec![b"{}".to_vec()],
+            SummaryUpdate {
+                finished: true,
+                summary_json: "{}".into(),
+            },
+        )
+        .await
+        .expect("append");
+    let row = store.get_game("old").await.expect("get").expect("row");
+    assert!(row.finished);
+    assert_eq!(store.last_seq("old").await.expect("seq"), 2);
+    store.close().await.expect("close");
 }

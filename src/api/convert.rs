@@ -4,10 +4,10 @@
 use prost_types::Timestamp;
 
 use super::pb;
-use crate::clock::Phase;
 use crate::game::{
-    Actor, ClaimKind, ClockReading, ClockRun, EndReason, EventKind, GameSettings, IrregularityKind,
-    MoveCountDraws, MoveSource, OfferResponse, OfferTiming, Outcome, RepetitionMode, Session,
+    Actor, ClaimKind, ClockReading, ClockRun, EndReason, EventKind, GameSettings, GameSummary,
+    IrregularityKind, MoveCountDraws, MoveRecord, MoveSource, OfferResponse, OfferTiming, Outcome,
+    RepetitionMode, Session,
 };
 use crate::hub::{GameMeta, PlayerInfo, Published, Snapshot};
 use crate::rules::{Color, RuleEdition, Variant};
@@ -123,6 +123,14 @@ pub fn settings(
         out.min_move_for_offer = s.min_move_for_draw_offer;
         out.charge_outage = s.charge_outage_to_side_on_move;
         out.touch_immovable_penalty = s.touch_immovable_penalty;
+        if s.broadcast_delay_ms > crate::game::MAX_BROADCAST_DELAY_MS {
+            return Err(BadField(format!(
+                "settings.broadcast_delay_ms: at most {} (24 hours), got {}",
+                crate::game::MAX_BROADCAST_DELAY_MS,
+                s.broadcast_delay_ms
+            )));
+        }
+        out.broadcast_delay_ms = s.broadcast_delay_ms;
     }
     Ok(out)
 }
@@ -148,7 +156,7 @@ fn settings_pb(s: &GameSettings) -> pb::GameSettings {
         },
         claims_need_arbiter: s.claims_need_arbiter,
         min_move_for_draw_offer: s.min_move_for_offer,
-        broadcast_delay_ms: 0,
+        broadcast_delay_ms: s.broadcast_delay_ms,
         charge_outage_to_side_on_move: s.charge_outage,
         touch_immovable_penalty: s.touch_immovable_penalty,
     }
@@ -172,10 +180,6 @@ fn player_pb(p: &PlayerInfo) -> pb::Player {
         federation: p.federation.clone(),
         rating: p.rating,
     }
-}
-
-fn clock_pb(s: &Session, now: u64) -> Option<pb::ClockSnapshot> {
-    s.clock().map(|c| reading_pb(&ClockReading::of(c, now)))
 }
 
 /// A clock reading as the API shows it.
@@ -290,35 +294,33 @@ pub fn legal_moves(pos: &crate::rules::Position) -> Vec<pb::Move> {
         .collect()
 }
 
-/// A game as the API shows it at `now`.
-/// The game as protobuf; `with_moves` false leaves `moves` empty (command replies,
-/// `ListGames` unless asked), `move_count` is always set.
+/// The game as protobuf at `now`; `with_moves` false leaves `moves` empty (command
+/// replies, `ListGames` unless asked), `move_count` is always set.
 pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::Game {
-    let stamps = s.stamps();
-    let view = if with_moves {
-        s.view(now)
-    } else {
-        s.summary(now)
-    };
-    let v = s.variant();
-    let status = if s.result().is_some() {
+    let moves = if with_moves { s.moves() } else { &[] };
+    summary_pb(meta, &s.summarize(now), moves)
+}
+
+/// The game as protobuf from its summary (a stored one, for a game not in memory) and
+/// the score sheet to show (empty: none).
+pub fn summary_pb(meta: &GameMeta, sum: &GameSummary, moves: &[MoveRecord]) -> pb::Game {
+    let view = &sum.view;
+    let status = if view.result.is_some() {
         pb::GameStatus::Finished
-    } else if !s.started() {
+    } else if !view.started {
         pb::GameStatus::Created
-    } else if matches!(s.clock().map(|c| c.phase(now)), Some(Phase::Paused(_))) {
+    } else if matches!(sum.clock.map(|c| c.run), Some(ClockRun::Paused(_))) {
         pb::GameStatus::Paused
     } else {
         pb::GameStatus::Running
     };
-    let black_first = s.game().start().turn() == Color::Black;
-    let moves = view
-        .moves
+    let moves = moves
         .iter()
         .enumerate()
         .map(|(i, m)| pb::PlayedMove {
             r#move: Some(move_pb(&m.notation, &m.path, &m.captured)),
             side: side_pb(m.side),
-            move_number: ((i + usize::from(black_first)) / 2 + 1) as u32,
+            move_number: ((i + usize::from(sum.black_first)) / 2 + 1) as u32,
             seq: m.seq,
             white_clock_ms: m.white_ms.map_or(-1, |c| c as i64),
             black_clock_ms: m.black_ms.map_or(-1, |c| c as i64),
@@ -326,9 +328,10 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::
             fen_after: m.fen_after.to_string(),
         })
         .collect();
+    let stamps = &sum.stamps;
     pb::Game {
         id: meta.id.clone(),
-        variant: variant_pb(v) as i32,
+        variant: variant_pb(view.variant) as i32,
         status: status as i32,
         result: view.result.as_ref().map_or(0, |r| outcome_pb(r.outcome)),
         result_reason: view.result.as_ref().map_or(0, |r| reason_pb(r.reason)),
@@ -339,7 +342,7 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::
             .unwrap_or_default(),
         fen: view.fen.clone(),
         moves,
-        move_count: s.moves().len() as u32,
+        move_count: sum.move_count,
         white_clock_ms: view.white_ms.map_or(-1, |m| m as i64),
         black_clock_ms: view.black_ms.map_or(-1, |m| m as i64),
         side_to_move: side_pb(view.side_to_move),
@@ -349,15 +352,15 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::
         event: meta.event.clone(),
         round: meta.round.clone(),
         board: meta.board,
-        time_control: s
-            .settings()
+        time_control: sum
+            .settings
             .time_control
             .as_ref()
             .map(|t| t.to_string())
             .unwrap_or_default(),
-        settings: Some(settings_pb(s.settings())),
-        clock: clock_pb(s, now),
-        start_fen: crate::notation::write_fen(s.game().start()),
+        settings: Some(settings_pb(&sum.settings)),
+        clock: sum.clock.as_ref().map(reading_pb),
+        start_fen: sum.start_fen.clone(),
         pending_draw_offer: view.offer.map(|o| pb::PendingDrawOffer {
             side: side_pb(o.by),
             seq: o.seq,

@@ -11,7 +11,7 @@ use super::convert::{self, BadField};
 use super::pb;
 use crate::api::auth::{Action, AuthError, Role, Tokens};
 use crate::game::{Actor, ArbiterAction, BoardInput, Command, ErrorClass, Occupancy, Ruling};
-use crate::hub::{GameHandle, GameMeta, Hub, HubError};
+use crate::hub::{Audience, GameHandle, GameMeta, Hub, HubError, Listed};
 use crate::notation::fen::parse_fen;
 use crate::rules::{Color, Position};
 use crate::store::{GameFilter, StoreError};
@@ -35,6 +35,7 @@ pub fn status(e: &HubError) -> Status {
         HubError::Store(StoreError::GameExists(_)) => Status::already_exists(e.to_string()),
         HubError::Store(StoreError::GameNotFound(_)) => Status::not_found(e.to_string()),
         HubError::Store(_) | HubError::ShuttingDown => Status::unavailable(e.to_string()),
+        HubError::Full(_) => Status::resource_exhausted(e.to_string()),
         HubError::Corrupt(_) => Status::data_loss(e.to_string()),
         HubError::Internal(_) => {
             tracing::error!(error = %e, "internal error");
@@ -90,9 +91,21 @@ impl Api {
     /// The game as protobuf, read in its task; `with_moves` false leaves out the score
     /// sheet (see the proto's `Game.moves`).
     async fn view(&self, handle: &GameHandle, with_moves: bool) -> Result<pb::Game, Status> {
+        self.view_as(handle, Audience::Live, with_moves).await
+    }
+
+    /// The game as `audience` sees it (viewers: behind the broadcast delay).
+    async fn view_as(
+        &self,
+        handle: &GameHandle,
+        audience: Audience,
+        with_moves: bool,
+    ) -> Result<pb::Game, Status> {
         let meta = handle.meta().clone();
         handle
-            .read(move |session, now| convert::game_pb(&meta, session, now, with_moves))
+            .read_as(audience, move |session, now| {
+                convert::game_pb(&meta, session, now, with_moves)
+            })
             .await
             .map_err(|e| status(&e))
     }
@@ -203,6 +216,17 @@ impl Api {
     }
 }
 
+/// Who sees a game live: arbiters (of its event, or of all), its own board and its own
+/// players. Everyone else is its public and sees it behind its broadcast delay.
+fn audience(role: &Role, meta: &GameMeta) -> Audience {
+    match role {
+        Role::Arbiter { event: None } => Audience::Live,
+        Role::Arbiter { event: Some(e) } if *e == meta.event => Audience::Live,
+        Role::Board { game } | Role::Player { game, .. } if *game == meta.id => Audience::Live,
+        _ => Audience::Public,
+    }
+}
+
 fn role_name(role: &Role) -> String {
     match role {
         Role::Arbiter { event: Some(e) } => format!("arbiter:{e}"),
@@ -282,27 +306,43 @@ impl pb::game_service_server::GameService for Api {
         &self,
         req: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::Game>, Status> {
-        self.role(&req)?;
+        let role = self.role(&req)?;
         let handle = self.game(&req.get_ref().game_id).await?;
-        Ok(Response::new(self.view(&handle, true).await?))
+        let audience = audience(&role, handle.meta());
+        Ok(Response::new(self.view_as(&handle, audience, true).await?))
     }
 
     async fn list_games(
         &self,
         req: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
-        self.role(&req)?;
+        let role = self.role(&req)?;
         let r = req.into_inner();
         let filter = GameFilter {
             event: (!r.event.is_empty()).then_some(r.event),
             round: (!r.round.is_empty()).then_some(r.round),
             unfinished_only: r.unfinished_only,
         };
-        let metas = self.hub.list(&filter).await.map_err(|e| status(&e))?;
-        let mut games = Vec::with_capacity(metas.len());
-        for meta in metas {
-            let handle = self.game(&meta.id).await?;
-            games.push(self.view(&handle, r.include_moves).await?);
+        // Games in memory answer from their task; finished games that left memory from
+        // their stored summary (no replay), unless their score sheets are asked for.
+        let listed = self.hub.listing(&filter).await.map_err(|e| status(&e))?;
+        let mut games = Vec::with_capacity(listed.len());
+        for item in listed {
+            // A stored game left memory only after its public delay had passed.
+            let game = match item {
+                Listed::Stored(meta, summary) if !r.include_moves => {
+                    convert::summary_pb(&meta, &summary, &[])
+                }
+                Listed::Stored(meta, _) => {
+                    let handle = self.game(&meta.id).await?;
+                    self.view_as(&handle, audience(&role, &meta), true).await?
+                }
+                Listed::Live(handle) => {
+                    let audience = audience(&role, handle.meta());
+                    self.view_as(&handle, audience, r.include_moves).await?
+                }
+            };
+            games.push(game);
         }
         Ok(Response::new(pb::ListGamesResponse { games }))
     }
@@ -597,10 +637,13 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         &self,
         req: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
-        self.role(&req)?;
+        let role = self.role(&req)?;
         let r = req.into_inner();
         let handle = self.game(&r.game_id).await?;
-        let watch = handle.watch(r.from_seq).await.map_err(|e| status(&e))?;
+        let watch = handle
+            .watch_as(audience(&role, handle.meta()), r.from_seq)
+            .await
+            .map_err(|e| status(&e))?;
         let stream = super::watch::watch(self.hub.metrics(), watch);
         Ok(Response::new(Box::pin(stream)))
     }
@@ -609,7 +652,7 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         &self,
         req: Request<pb::WatchEventRequest>,
     ) -> Result<Response<Self::WatchEventStream>, Status> {
-        self.role(&req)?;
+        let role = self.role(&req)?;
         let r = req.into_inner();
         if r.event.trim().is_empty() {
             return Err(Status::invalid_argument("event: required"));
@@ -624,7 +667,13 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         for m in metas {
             let from = r.resume_from.get(&m.id).copied().unwrap_or(r.from_seq);
             let handle = self.game(&m.id).await?;
-            watches.push(handle.watch(from).await.map_err(|e| status(&e))?);
+            let audience = audience(&role, handle.meta());
+            watches.push(
+                handle
+                    .watch_as(audience, from)
+                    .await
+                    .map_err(|e| status(&e))?,
+            );
         }
         Ok(Response::new(Box::pin(super::watch::watch_many(
             self.hub.metrics(),
@@ -636,12 +685,14 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         &self,
         req: Request<pb::ExportPdnRequest>,
     ) -> Result<Response<pb::ExportPdnResponse>, Status> {
-        self.role(&req)?;
+        let role = self.role(&req)?;
         let r = req.into_inner();
         let handle = self.game(&r.game_id).await?;
         let meta = handle.meta().clone();
         let pdn = handle
-            .read(move |session, _| super::pdn::export(&meta, session))
+            .read_as(audience(&role, &meta), move |session, _| {
+                super::pdn::export(&meta, session)
+            })
             .await
             .map_err(|e| status(&e))?;
         Ok(Response::new(pb::ExportPdnResponse { pdn }))

@@ -265,6 +265,7 @@ async fn baseline_run(games: usize, moves: usize, dir: &Path) -> Result<Sample, 
                 board: i as u32 + 1,
                 finished: false,
                 metadata_json: "{}".into(),
+                summary_json: String::new(),
             })
             .await
             .map_err(|e| format!("baseline: {e}"))?;
@@ -343,6 +344,8 @@ async fn service_run(
         log_format: LogFormat::Text,
         insecure: false,
         charge_outage: false,
+        max_loaded_games: 100_000,
+        evict_after: Duration::from_secs(60),
         tls: None,
         tokens: Vec::new(),
     };

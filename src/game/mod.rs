@@ -29,5 +29,5 @@ pub use note::{ClockReading, ClockRun, EventNote};
 pub use session::{
     Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
 };
-pub use settings::{GameSettings, MoveCountDraws, RepetitionMode};
-pub use view::GameView;
+pub use settings::{GameSettings, MAX_BROADCAST_DELAY_MS, MoveCountDraws, RepetitionMode};
+pub use view::{GameSummary, GameView};

@@ -4,14 +4,14 @@
 //! produces it for a live event and for one replayed from the store, so a display that
 //! folds a stream sees exactly what a fresh replay sees.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::event::{EventKind, GameEvent};
 use crate::clock::{Clock, Phase};
 use crate::rules::Color;
 
 /// What a clock shows at an instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ClockRun {
     /// Not started yet.
     NotStarted,
@@ -24,7 +24,7 @@ pub enum ClockRun {
 }
 
 /// Both clocks at an instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClockReading {
     /// Running, paused, stopped.
     pub run: ClockRun,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::command::{Actor, ClaimKind, Outcome, Ruling};
 use super::error::{GameError, ReplayError};
@@ -18,7 +18,7 @@ use crate::notation::square::square_number;
 use crate::rules::{Color, Game, Move, Position, Setup, Square, Variant};
 
 /// A pending draw offer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Offer {
     /// The side that offered.
     pub by: Color,
@@ -33,7 +33,7 @@ pub struct Offer {
 }
 
 /// A draw claim waiting for the arbiter (the claimant's clock runs, RU 1.9.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claim {
     /// The claimant.
     pub by: Color,
@@ -48,7 +48,7 @@ pub struct Claim {
 }
 
 /// The end of the game.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameResult {
     /// The result.
     pub outcome: Outcome,
@@ -59,7 +59,7 @@ pub struct GameResult {
 }
 
 /// A warning given to a player.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WarningRecord {
     /// The side warned.
     pub side: Color,
@@ -74,7 +74,7 @@ pub struct WarningRecord {
 }
 
 /// One move of the score sheet.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MoveRecord {
     /// The side that moved.
     pub side: Color,
@@ -102,7 +102,7 @@ pub struct MoveRecord {
 }
 
 /// When a game was created, started and finished (UTC wall time of those events).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamps {
     /// The `GameCreated` event's time.
     pub created: DateTime<Utc>,
@@ -113,7 +113,7 @@ pub struct Stamps {
 }
 
 /// An irregularity not yet put right.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outstanding {
     /// The side at fault.
     pub side: Color,

@@ -61,7 +61,18 @@ pub struct GameSettings {
     /// Whether time the service was down is charged to the side on move.
     #[serde(default)]
     pub charge_outage: bool,
+    /// Viewers see the game as it was this many milliseconds ago (a public broadcast
+    /// delay); arbiters, the game's board and its players see it live. 0 = live for all.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub broadcast_delay_ms: u64,
 }
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The longest public delay a game may have: 24 hours.
+pub const MAX_BROADCAST_DELAY_MS: u64 = 24 * 60 * 60 * 1000;
 
 fn yes() -> bool {
     true
@@ -81,6 +92,7 @@ impl GameSettings {
             min_move_for_offer: 0,
             touch_immovable_penalty: None,
             charge_outage: false,
+            broadcast_delay_ms: 0,
         }
     }
 

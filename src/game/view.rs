@@ -1,15 +1,19 @@
 //! What a display or an app shows: derived from the events alone.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::ReplayError;
 use super::event::GameEvent;
-use super::session::{Claim, GameResult, MoveRecord, Offer, Outstanding, Session, WarningRecord};
+use super::note::ClockReading;
+use super::session::{
+    Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
+};
+use super::settings::GameSettings;
 use crate::notation::write_fen;
 use crate::rules::{Color, Variant};
 
 /// A game as people see it at an instant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameView {
     /// The variant.
     pub variant: Variant,
@@ -53,7 +57,42 @@ impl GameView {
     }
 }
 
+/// A game as a listing shows it, without its score sheet: everything `GetGame` gives but
+/// the moves, in a form that can be stored beside the log (the hub writes it with every
+/// append, so finished games are listed without replaying them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameSummary {
+    /// The view, its `moves` left empty.
+    pub view: GameView,
+    /// The settings.
+    pub settings: GameSettings,
+    /// The start position (FEN).
+    pub start_fen: String,
+    /// Both clocks at the instant summarised (`None` untimed).
+    pub clock: Option<ClockReading>,
+    /// When the game was created, started and finished.
+    pub stamps: Stamps,
+    /// Moves on the score sheet.
+    pub move_count: u32,
+    /// Whether the start position has black to move (for move numbers).
+    pub black_first: bool,
+}
+
 impl Session {
+    /// The game's summary at monotonic instant `now_ms`.
+    pub fn summarize(&self, now_ms: u64) -> GameSummary {
+        let now = now_ms.max(self.last_ms);
+        GameSummary {
+            view: self.summary(now),
+            settings: self.settings.clone(),
+            start_fen: write_fen(self.game.start()),
+            clock: self.clock.as_ref().map(|c| ClockReading::of(c, now)),
+            stamps: self.stamps,
+            move_count: self.moves.len() as u32,
+            black_first: self.game.start().turn() == Color::Black,
+        }
+    }
+
     /// The view of this game at monotonic instant `now_ms`.
     pub fn view(&self, now_ms: u64) -> GameView {
         self.view_with(now_ms, true)

@@ -18,8 +18,8 @@ mod watch;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, watch as signal};
 
@@ -27,10 +27,10 @@ pub use meta::{GameMeta, PlayerInfo};
 pub use timeline::Timeline;
 pub use watch::{Published, Snapshot, Watch, WatchEnd, WatchItem};
 
-use crate::game::{Actor, Command, GameError, GameEvent, GameSettings, Now, Session};
-use crate::store::{EventStore, GameFilter, GameRecord, StoreError, StoredEvent};
+use crate::game::{Actor, Command, GameError, GameEvent, GameSettings, GameSummary, Now, Session};
+use crate::store::{EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate};
 use metrics::Metrics;
-use task::{GameTask, Msg};
+use task::{GameTask, Msg, Public};
 use watch::WatchQueue;
 
 /// Why the hub refused.
@@ -53,6 +53,8 @@ pub enum HubError {
     Corrupt(String),
     /// The server is shutting down: nothing was recorded.
     ShuttingDown,
+    /// As many games are in memory as the server allows ([`HubConfig::max_loaded`]).
+    Full(usize),
     /// The hub broke one of its own invariants (a bug); nothing was recorded.
     Internal(String),
 }
@@ -69,6 +71,11 @@ impl std::fmt::Display for HubError {
             HubError::Store(e) => write!(f, "event log: {e}"),
             HubError::Corrupt(e) => write!(f, "stored game does not replay: {e}"),
             HubError::ShuttingDown => f.write_str("server shutting down"),
+            HubError::Full(n) => write!(
+                f,
+                "{n} games are in memory, the server's limit (max_loaded_games): \
+                 finished games leave memory once idle; try again shortly"
+            ),
             HubError::Internal(e) => write!(f, "internal error: {e}"),
         }
     }
@@ -89,6 +96,11 @@ pub struct HubConfig {
     pub command_queue: usize,
     /// Events one watcher may have waiting before it is resynchronised instead.
     pub watcher_queue: usize,
+    /// Games in memory at most; loading one more answers [`HubError::Full`].
+    pub max_loaded: usize,
+    /// A finished game with no watcher leaves memory after this long without a command
+    /// or a read (its summary row answers listings meanwhile).
+    pub evict_after: Duration,
 }
 
 impl Default for HubConfig {
@@ -96,8 +108,29 @@ impl Default for HubConfig {
         HubConfig {
             command_queue: 64,
             watcher_queue: 1024,
+            max_loaded: 100_000,
+            evict_after: Duration::from_secs(60),
         }
     }
+}
+
+/// The summary row of a session, as the store keeps it.
+pub(crate) fn summary_of(session: &Session) -> Result<SummaryUpdate, HubError> {
+    let summary = session.summarize(session.last_ms());
+    Ok(SummaryUpdate {
+        finished: session.result().is_some(),
+        summary_json: serde_json::to_string(&summary)
+            .map_err(|e| HubError::Internal(format!("summary: {e}")))?,
+    })
+}
+
+/// What a listing shows of a game.
+#[derive(Debug, Clone)]
+pub enum Listed {
+    /// In memory: ask its task.
+    Live(GameHandle),
+    /// Not in memory (finished and idle): its stored summary.
+    Stored(Arc<GameMeta>, Box<GameSummary>),
 }
 
 /// The serde JSON of events, as the store keeps them.
@@ -128,6 +161,18 @@ pub struct GameHandle {
     tx: mpsc::Sender<Msg>,
     store: Arc<dyn EventStore>,
     watcher_queue: usize,
+    /// To load the game again if its task left memory after this handle was taken.
+    hub: Weak<Hub>,
+    timeline: Timeline,
+}
+
+/// Who is looking: the live game, or the public view behind the broadcast delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// Arbiters, the game's board and its players: the game as it stands.
+    Live,
+    /// Viewers: the game as it was `broadcast_delay_ms` ago.
+    Public,
 }
 
 impl std::fmt::Debug for GameHandle {
@@ -144,8 +189,19 @@ impl GameHandle {
         &self.meta
     }
 
+    /// Sends to the game's task. A task that left memory (an idle finished game) drops
+    /// what it had not started: such a message comes back (`Err(msg)`) to be sent again
+    /// to the game loaded anew.
     async fn send(&self, msg: Msg) -> Result<(), HubError> {
-        self.tx.send(msg).await.map_err(|_| HubError::ShuttingDown)
+        let Err(mpsc::error::SendError(msg)) = self.tx.send(msg).await else {
+            return Ok(());
+        };
+        let hub = self.hub.upgrade().ok_or(HubError::ShuttingDown)?;
+        if hub.stopping() {
+            return Err(HubError::ShuttingDown);
+        }
+        let fresh = hub.game(&self.meta.id).await?;
+        fresh.tx.send(msg).await.map_err(|_| HubError::ShuttingDown)
     }
 
     /// Runs a command: time's own events first (flags, "Time!"), then the command's,
@@ -191,24 +247,50 @@ impl GameHandle {
         F: FnOnce(&Session, u64) -> R + Send + 'static,
         R: Send + 'static,
     {
+        self.read_as(Audience::Live, f).await
+    }
+
+    /// Reads the session as `audience` sees it, with the instant it is seen at: for the
+    /// public of a game with a broadcast delay, the game as it was `delay` ago.
+    ///
+    /// # Errors
+    /// [`HubError::ShuttingDown`].
+    pub async fn read_as<R, F>(&self, audience: Audience, f: F) -> Result<R, HubError>
+    where
+        F: FnOnce(&Session, u64) -> R + Send + 'static,
+        R: Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
-        self.send(Msg::Read(Box::new(move |session, now| {
-            let _ = reply.send(f(session, now));
-        })))
+        self.send(Msg::Read {
+            f: Box::new(move |session, now| {
+                let _ = reply.send(f(session, now));
+            }),
+            public: audience == Audience::Public,
+        })
         .await?;
         answer.await.map_err(|_| HubError::ShuttingDown)
     }
 
-    /// Watches the game: every event with `seq > from_seq`, then the live ones.
+    /// Watches the game live: every event with `seq > from_seq`, then the live ones.
     ///
     /// # Errors
     /// [`HubError::ShuttingDown`].
     pub async fn watch(&self, from_seq: u64) -> Result<Watch, HubError> {
+        self.watch_as(Audience::Live, from_seq).await
+    }
+
+    /// Watches the game as `audience` sees it: for the public of a game with a
+    /// broadcast delay, each event `delay` after it was recorded.
+    ///
+    /// # Errors
+    /// [`HubError::ShuttingDown`].
+    pub async fn watch_as(&self, audience: Audience, from_seq: u64) -> Result<Watch, HubError> {
         let queue = Arc::new(WatchQueue::new(self.watcher_queue));
         let (reply, answer) = oneshot::channel();
         self.send(Msg::Watch {
             queue: queue.clone(),
             from_seq,
+            public: audience == Audience::Public,
             reply,
         })
         .await?;
@@ -220,6 +302,10 @@ impl GameHandle {
             from_seq,
             start,
         ))
+    }
+
+    fn timeline(&self) -> Timeline {
+        self.timeline
     }
 }
 
@@ -305,7 +391,7 @@ impl Hub {
     /// # Errors
     /// A bad start position, the id taken, the store failing, or shutting down.
     pub async fn create(
-        &self,
+        self: &Arc<Self>,
         mut meta: GameMeta,
         settings: GameSettings,
         start_fen: Option<&str>,
@@ -329,6 +415,7 @@ impl Hub {
             finished: false,
             metadata_json: serde_json::to_string(&meta)
                 .map_err(|e| HubError::Internal(format!("metadata: {e}")))?,
+            summary_json: summary_of(&session)?.summary_json,
         };
         // One atomic write: a crash between a bare game row and its first event would
         // leave a log that does not replay.
@@ -336,15 +423,35 @@ impl Hub {
             .create_game_with_events(record, encode(std::slice::from_ref(&first))?)
             .await?;
         self.metrics.events_appended(1);
-        self.insert(meta, session)
+        let public = self.public(&session, std::slice::from_ref(&first));
+        self.insert(meta, session, public)
+    }
+
+    /// The viewers' copy of a game with a broadcast delay, built from its log.
+    fn public(&self, session: &Session, events: &[GameEvent]) -> Option<Public> {
+        let delay = session.settings().broadcast_delay_ms;
+        (delay > 0)
+            .then(|| {
+                let cutoff = self.timeline.now(0).mono_ms.saturating_sub(delay);
+                Public::new(events, delay, cutoff)
+            })
+            .flatten()
     }
 
     /// Puts a game in memory and starts its task; if another request loaded the same
     /// game meanwhile, keeps that one.
-    fn insert(&self, meta: GameMeta, session: Session) -> Result<GameHandle, HubError> {
+    fn insert(
+        self: &Arc<Self>,
+        meta: GameMeta,
+        session: Session,
+        public: Option<Public>,
+    ) -> Result<GameHandle, HubError> {
         let mut games = self.games();
         if let Some(existing) = games.get(&meta.id) {
             return Ok(existing.clone());
+        }
+        if games.len() >= self.config.max_loaded {
+            return Err(HubError::Full(games.len()));
         }
         let alive = self
             .alive
@@ -356,12 +463,15 @@ impl Hub {
             self.metrics.game_started();
         }
         let (tx, rx) = mpsc::channel(self.config.command_queue.max(1));
+        let me = tx.downgrade();
         let meta = Arc::new(meta);
         let handle = GameHandle {
             meta: meta.clone(),
             tx,
             store: self.store.clone(),
             watcher_queue: self.config.watcher_queue,
+            hub: Arc::downgrade(self),
+            timeline: self.timeline,
         };
         games.insert(meta.id.clone(), handle.clone());
         drop(games);
@@ -377,6 +487,11 @@ impl Hub {
             watchers: Vec::new(),
             recent: Default::default(),
             retry_at: None,
+            hub: Arc::downgrade(self),
+            me,
+            evict_after: self.config.evict_after,
+            active_at: tokio::time::Instant::now(),
+            public,
         };
         tokio::spawn(task.run());
         Ok(handle)
@@ -386,7 +501,7 @@ impl Hub {
     ///
     /// # Errors
     /// Not found, its log does not replay, or shutting down.
-    pub async fn game(&self, id: &str) -> Result<GameHandle, HubError> {
+    pub async fn game(self: &Arc<Self>, id: &str) -> Result<GameHandle, HubError> {
         if let Some(h) = self.games().get(id) {
             return Ok(h.clone());
         }
@@ -395,25 +510,26 @@ impl Hub {
             .get_game(id)
             .await?
             .ok_or_else(|| HubError::NotFound(id.to_string()))?;
-        let session = self
+        let (session, events) = self
             .load_session(id)
             .await?
             .ok_or_else(|| HubError::NotFound(id.to_string()))?;
-        self.insert(GameMeta::of_record(&record), session)
+        let public = self.public(&session, &events);
+        self.insert(GameMeta::of_record(&record), session, public)
     }
 
     /// Rebuilds a game from its log; `None` for a game row without events, left by a
     /// creation that never completed (older versions wrote the row and the first event
     /// separately): it was never acknowledged, so it does not exist.
-    async fn load_session(&self, id: &str) -> Result<Option<Session>, HubError> {
+    async fn load_session(&self, id: &str) -> Result<Option<(Session, Vec<GameEvent>)>, HubError> {
         let stored = self.store.load(id, 1).await?;
         if stored.is_empty() {
             return Ok(None);
         }
         let events = decode(id, &stored)?;
-        Session::replay(&events)
-            .map(Some)
-            .map_err(|e| HubError::Corrupt(format!("{id}: {e}")))
+        let session =
+            Session::replay(&events).map_err(|e| HubError::Corrupt(format!("{id}: {e}")))?;
+        Ok(Some((session, events)))
     }
 
     /// The games matching a filter, with their metadata.
@@ -430,18 +546,47 @@ impl Hub {
             .collect())
     }
 
+    /// What a listing shows of the games matching a filter: the live task of a game in
+    /// memory; the stored summary of a finished game that is not (no replay); an
+    /// unfinished game not in memory, or one stored before summaries existed, is loaded.
+    ///
+    /// # Errors
+    /// The store failing, a game that does not replay, the memory limit.
+    pub async fn listing(self: &Arc<Self>, filter: &GameFilter) -> Result<Vec<Listed>, HubError> {
+        let records = self.store.list_games(filter).await?;
+        let mut out = Vec::with_capacity(records.len());
+        for record in records {
+            if let Some(h) = self.games().get(&record.game_id) {
+                out.push(Listed::Live(h.clone()));
+                continue;
+            }
+            let stored = record
+                .finished
+                .then(|| serde_json::from_str::<GameSummary>(&record.summary_json).ok())
+                .flatten();
+            match stored {
+                Some(summary) => out.push(Listed::Stored(
+                    Arc::new(GameMeta::of_record(&record)),
+                    Box::new(summary),
+                )),
+                None => out.push(Listed::Live(self.game(&record.game_id).await?)),
+            }
+        }
+        Ok(out)
+    }
+
     /// Loads every unfinished game, records the outage since its last event (by default
     /// not charged to the side on move; charged if the server's or the game's settings
     /// say so) and starts its task. Returns how many games.
     ///
     /// # Errors
     /// The store failing or a log that does not replay.
-    pub async fn recover(&self) -> Result<usize, HubError> {
+    pub async fn recover(self: &Arc<Self>) -> Result<usize, HubError> {
         let records = self.store.unfinished_games().await?;
         let mut n = 0;
         for record in records {
             let id = &record.game_id;
-            let Some(mut session) = self.load_session(id).await? else {
+            let Some((mut session, mut events)) = self.load_session(id).await? else {
                 tracing::warn!(game = %id, "game without events skipped: its creation never completed");
                 continue;
             };
@@ -456,17 +601,23 @@ impl Hub {
             let charged = self.charge_outage || session.settings().charge_outage;
             if let Some(d) = session.outage(now, charged) {
                 self.store
-                    .append(id, session.last_seq() + 1, encode(&d.events)?)
+                    .append_with_summary(
+                        id,
+                        session.last_seq() + 1,
+                        encode(&d.events)?,
+                        summary_of(&d.session)?,
+                    )
                     .await?;
                 self.metrics.events_appended(d.events.len());
                 session = d.session;
+                events.extend(d.events);
                 if session.result().is_some() {
                     self.metrics.game_finished();
-                    self.store.update_game(id, true, None).await?;
                 }
             }
             n += 1;
-            self.insert(GameMeta::of_record(&record), session)?;
+            let public = self.public(&session, &events);
+            self.insert(GameMeta::of_record(&record), session, public)?;
         }
         Ok(n)
     }
@@ -504,6 +655,20 @@ impl Hub {
         // `None` once every task has dropped its sender.
         while all.recv().await.is_some() {}
         self.games().clear();
+    }
+
+    /// Removes an idle finished game's task from memory, if it is still the one loaded
+    /// and nothing waits for it (`idle` is checked under the same lock). Returns whether
+    /// it was removed.
+    fn evict(&self, id: &str, tx: &mpsc::Sender<Msg>, idle: impl FnOnce() -> bool) -> bool {
+        let mut games = self.games();
+        let ours = games.get(id).is_some_and(|h| h.tx.same_channel(tx));
+        if ours && idle() {
+            games.remove(id);
+            true
+        } else {
+            false
+        }
     }
 }
 
@@ -553,6 +718,7 @@ mod tests {
                 board: 2,
                 finished: false,
                 metadata_json: serde_json::to_string(&meta("bare")).expect("json"),
+                summary_json: String::new(),
             })
             .await
             .expect("bare row");
@@ -699,11 +865,12 @@ mod watch_tests {
             HubConfig {
                 command_queue: 8,
                 watcher_queue,
+                ..HubConfig::default()
             },
         )
     }
 
-    async fn started(hub: &Hub, id: &str) -> GameHandle {
+    async fn started(hub: &Arc<Hub>, id: &str) -> GameHandle {
         let meta = GameMeta {
             id: id.into(),
             ..GameMeta::default()
@@ -902,5 +1069,138 @@ mod watch_tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+    use crate::rules::{Color, Variant};
+    use crate::store::MemoryStore;
+
+    fn hub(config: HubConfig) -> Arc<Hub> {
+        Hub::with_config(
+            Arc::new(MemoryStore::new()),
+            false,
+            Arc::new(Metrics::new()),
+            config,
+        )
+    }
+
+    async fn finished(hub: &Arc<Hub>, id: &str) -> GameHandle {
+        let meta = GameMeta {
+            id: id.into(),
+            event: "Open".into(),
+            round: "1".into(),
+            ..GameMeta::default()
+        };
+        let g = hub
+            .create(
+                meta,
+                GameSettings::new(Variant::Russian),
+                None,
+                Actor::Arbiter("a".into()),
+            )
+            .await
+            .expect("created");
+        for cmd in [Command::Start, Command::Resign { side: Color::Black }] {
+            g.command(Actor::Arbiter("a".into()), cmd, None, |_, _| ())
+                .await
+                .expect("accepted");
+        }
+        g
+    }
+
+    async fn until_empty(hub: &Hub) {
+        for _ in 0..400 {
+            if hub.loaded() == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("{} games still in memory", hub.loaded());
+    }
+
+    /// A finished game nobody watches leaves memory once idle; its summary row answers
+    /// listings; a request loads it again, and a handle taken before still works.
+    #[tokio::test]
+    async fn finished_idle_games_leave_memory_and_come_back_on_demand() {
+        let hub = hub(HubConfig {
+            evict_after: Duration::from_millis(20),
+            ..HubConfig::default()
+        });
+        let old = finished(&hub, "g").await;
+        until_empty(&hub).await;
+        let listed = hub.listing(&GameFilter::default()).await.expect("list");
+        match listed.as_slice() {
+            [Listed::Stored(meta, summary)] => {
+                assert_eq!(meta.id, "g");
+                assert!(summary.view.result.is_some());
+                assert_eq!(summary.view.last_seq, 3);
+            }
+            other => panic!("the stored summary, no replay: {other:?}"),
+        }
+        assert_eq!(hub.loaded(), 0, "listing loaded nothing");
+        // A handle from before the eviction reaches the game loaded anew.
+        let seq = old.read(|s, _| s.last_seq()).await.expect("read");
+        assert_eq!(seq, 3);
+        assert_eq!(hub.loaded(), 1);
+    }
+
+    /// 5,000 finished games are listed from their summary rows: no session is loaded,
+    /// so memory does not grow with the games listed.
+    #[tokio::test]
+    async fn listing_5000_finished_games_loads_none() {
+        let hub = hub(HubConfig {
+            evict_after: Duration::ZERO,
+            ..HubConfig::default()
+        });
+        for i in 0..5000 {
+            finished(&hub, &format!("g{i}")).await;
+        }
+        until_empty(&hub).await;
+        let listed = hub.listing(&GameFilter::default()).await.expect("list");
+        assert_eq!(listed.len(), 5000);
+        assert!(listed.iter().all(|l| matches!(l, Listed::Stored(..))));
+        assert_eq!(hub.loaded(), 0, "no game was loaded to list it");
+    }
+
+    /// Past the limit, loading one more game is refused with a clear error, and nothing
+    /// is created.
+    #[tokio::test]
+    async fn the_memory_limit_refuses_one_game_more() {
+        let hub = hub(HubConfig {
+            max_loaded: 2,
+            ..HubConfig::default()
+        });
+        finished(&hub, "a").await;
+        finished(&hub, "b").await;
+        let third = hub
+            .create(
+                GameMeta {
+                    id: "c".into(),
+                    ..GameMeta::default()
+                },
+                GameSettings::new(Variant::Russian),
+                None,
+                Actor::Arbiter("a".into()),
+            )
+            .await;
+        assert!(matches!(third, Err(HubError::Full(2))), "{third:?}");
+    }
+
+    /// The finished flag and the summary are written with the events that finish the
+    /// game, in the same step.
+    #[tokio::test]
+    async fn the_row_follows_the_log() {
+        let hub = hub(HubConfig::default());
+        finished(&hub, "g").await;
+        let row = hub.store().get_game("g").await.expect("row").expect("game");
+        assert!(row.finished);
+        let summary: GameSummary = serde_json::from_str(&row.summary_json).expect("summary");
+        assert_eq!(
+            summary.view.last_seq,
+            hub.store().last_seq("g").await.expect("seq")
+        );
     }
 }

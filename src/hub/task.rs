@@ -6,16 +6,16 @@
 //! shaped like mini-redis's `db.rs` purge task.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::metrics::Metrics;
 use super::watch::{Published, WatchEnd, WatchQueue, WatchStart};
-use super::{GameMeta, HubError, Timeline, encode};
-use crate::game::{Actor, Command, Decided, EventKind, Session};
-use crate::store::EventStore;
+use super::{GameMeta, Hub, HubError, Timeline, decode, encode, summary_of};
+use crate::game::{Actor, Command, Decided, EventKind, GameEvent, Session};
+use crate::store::{EventStore, StoreError};
 
 /// The reply to a command: the session after it (and the instant it was read at) and the
 /// events it recorded, or why nothing was recorded.
@@ -35,14 +35,59 @@ pub(super) enum Msg {
         received: Instant,
         done: Done,
     },
-    /// Look at the session.
-    Read(Read),
-    /// Register a watcher's queue.
+    /// Look at the session: the live one, or (`public`) the one viewers see.
+    Read { f: Read, public: bool },
+    /// Register a watcher's queue; a `public` one is told the game's delay.
     Watch {
         queue: Arc<WatchQueue>,
         from_seq: u64,
+        public: bool,
         reply: oneshot::Sender<WatchStart>,
     },
+}
+
+/// The game as viewers see it, `delay_ms` behind the live one (DESIGN.md §10: the
+/// public delay is applied at the edge, as Lichess applies its relay delay).
+pub(super) struct Public {
+    delay_ms: u64,
+    session: Session,
+    /// Recorded events not yet public, in order.
+    pending: VecDeque<GameEvent>,
+}
+
+impl Public {
+    /// The public copy of a game whose log is `events`, as of `cutoff`: every event up to
+    /// that instant (the first, `GameCreated`, always: the game is announced at once).
+    pub fn new(events: &[GameEvent], delay_ms: u64, cutoff: u64) -> Option<Public> {
+        let first = events.first()?;
+        let mut session = Session::replay(std::slice::from_ref(first)).ok()?;
+        let mut pending = VecDeque::new();
+        for e in &events[1..] {
+            if pending.is_empty() && e.at.mono_ms <= cutoff {
+                session.apply(e).ok()?;
+            } else {
+                pending.push_back(e.clone());
+            }
+        }
+        Some(Public {
+            delay_ms,
+            session,
+            pending,
+        })
+    }
+
+    /// Makes public what happened up to `cutoff`; returns the session then.
+    fn at(&mut self, cutoff: u64) -> &Session {
+        while self.pending.front().is_some_and(|e| e.at.mono_ms <= cutoff) {
+            if let Some(e) = self.pending.pop_front()
+                && let Err(err) = self.session.apply(&e)
+            {
+                // Every event applied to the live session already: this cannot fail.
+                tracing::error!(error = %err, "public copy of a game");
+            }
+        }
+        &self.session
+    }
 }
 
 /// How many recent events a task keeps for watchers that resume close behind.
@@ -64,12 +109,23 @@ pub(super) struct GameTask {
     pub watchers: Vec<Arc<WatchQueue>>,
     pub recent: VecDeque<Arc<Published>>,
     pub retry_at: Option<tokio::time::Instant>,
+    /// The hub, to leave its map when evicted.
+    pub hub: Weak<Hub>,
+    /// The task's own channel (to check it is still the one the hub has).
+    pub me: mpsc::WeakSender<Msg>,
+    /// How long a finished game with no watcher stays after its last message.
+    pub evict_after: Duration,
+    /// The last message's instant.
+    pub active_at: tokio::time::Instant,
+    /// The viewers' copy, for a game with a broadcast delay.
+    pub public: Option<Public>,
 }
 
 enum Wake {
     Stop,
     Msg(Option<Msg>),
     Deadline,
+    Idle,
 }
 
 impl GameTask {
@@ -81,6 +137,12 @@ impl GameTask {
                     .next_deadline()
                     .map(|ms| self.timeline.instant(ms))
             });
+            // Not before the viewers have seen the end either.
+            let public_until = self
+                .timeline
+                .instant(self.session.last_ms() + self.public.as_ref().map_or(0, |p| p.delay_ms));
+            let idle_at = (self.session.result().is_some() && self.watchers.is_empty())
+                .then(|| (self.active_at + self.evict_after).max(public_until));
             let stop = &mut self.stop;
             let rx = &mut self.rx;
             let wake = tokio::select! {
@@ -88,11 +150,28 @@ impl GameTask {
                 _ = stop.wait_for(|s| *s) => Wake::Stop,
                 msg = rx.recv() => Wake::Msg(msg),
                 () = sleep_until(deadline), if deadline.is_some() => Wake::Deadline,
+                () = sleep_until(idle_at), if idle_at.is_some() => Wake::Idle,
             };
             match wake {
                 Wake::Stop | Wake::Msg(None) => break,
-                Wake::Msg(Some(msg)) => self.handle(msg).await,
+                Wake::Msg(Some(msg)) => {
+                    self.active_at = tokio::time::Instant::now();
+                    self.handle(msg).await;
+                }
                 Wake::Deadline => self.tick().await,
+                Wake::Idle => {
+                    self.watchers.retain(|w| !w.gone());
+                    if self.watchers.is_empty() && self.leave() {
+                        // What was queued before the hub forgot this task is still
+                        // done here; later callers load the game anew.
+                        while let Ok(msg) = self.rx.try_recv() {
+                            self.handle(msg).await;
+                        }
+                        drop(self.alive);
+                        return;
+                    }
+                    self.active_at = tokio::time::Instant::now();
+                }
             }
         }
         for w in self.watchers.drain(..) {
@@ -102,6 +181,21 @@ impl GameTask {
         // the server is shutting down, and nothing of them was recorded.
         self.rx.close();
         drop(self.alive);
+    }
+
+    /// Leaves the hub's map if nothing waits for this task; closes its channel then.
+    fn leave(&mut self) -> bool {
+        let (Some(hub), Some(me)) = (self.hub.upgrade(), self.me.upgrade()) else {
+            return false;
+        };
+        let rx = &self.rx;
+        let left = hub.evict(&self.meta.id, &me, || rx.is_empty());
+        drop(me);
+        if left {
+            self.rx.close();
+            tracing::debug!(game = %self.meta.id, "finished and idle: left memory");
+        }
+        left
     }
 
     fn now(&self) -> crate::game::Now {
@@ -124,15 +218,27 @@ impl GameTask {
                 let now = self.now().mono_ms;
                 done(result.map(|events| (&self.session, now, events)));
             }
-            Msg::Read(f) => {
+            Msg::Read { f, public } => {
                 let now = self.now().mono_ms;
-                f(&self.session, now);
+                match self.public.as_mut() {
+                    Some(p) if public => {
+                        let cutoff = now.saturating_sub(p.delay_ms);
+                        let session = p.at(cutoff);
+                        f(session, cutoff.max(session.last_ms()));
+                    }
+                    _ => f(&self.session, now),
+                }
             }
             Msg::Watch {
                 queue,
                 from_seq,
+                public,
                 reply,
             } => {
+                let delay_ms = match &self.public {
+                    Some(p) if public => p.delay_ms,
+                    _ => 0,
+                };
                 let last_seq = self.session.last_seq();
                 let backlog = if from_seq >= last_seq {
                     Some(Vec::new())
@@ -156,7 +262,11 @@ impl GameTask {
                 } else {
                     self.watchers.push(queue);
                 }
-                let _ = reply.send(WatchStart { last_seq, backlog });
+                let _ = reply.send(WatchStart {
+                    last_seq,
+                    backlog,
+                    delay_ms,
+                });
             }
         }
     }
@@ -214,9 +324,22 @@ impl GameTask {
         let id = &self.meta.id;
         let was_finished = self.session.result().is_some();
         let payloads = encode(&decided.events)?;
-        self.store
-            .append(id, self.session.last_seq() + 1, payloads)
-            .await?;
+        // The game's row (finished flag, summary) changes in the same transaction.
+        let appended = self
+            .store
+            .append_with_summary(
+                id,
+                self.session.last_seq() + 1,
+                payloads,
+                summary_of(&decided.session)?,
+            )
+            .await;
+        if let Err(StoreError::Conflict { .. }) = &appended {
+            // Someone else wrote this game's log (another copy of the task in the
+            // instant of an eviction): take the log as it is, then refuse.
+            self.reload().await;
+        }
+        appended?;
         self.metrics.events_appended(decided.events.len());
         for e in &decided.events {
             if matches!(e.kind, EventKind::MovePlayed { .. }) {
@@ -224,14 +347,12 @@ impl GameTask {
             }
         }
         self.session = decided.session;
+        if let Some(p) = self.public.as_mut() {
+            p.pending.extend(decided.events.iter().cloned());
+        }
         let finished = self.session.result().is_some();
         if !was_finished && finished {
             self.metrics.game_finished();
-            // The events stand (they are durable); a lost flag only delays the listing,
-            // and recovery writes it from the log.
-            if let Err(e) = self.store.update_game(id, true, None).await {
-                tracing::warn!(game = %id, error = %e, "finished flag not written; recovery will");
-            }
         }
         let published: Vec<Arc<Published>> = decided
             .events
@@ -241,6 +362,21 @@ impl GameTask {
             .collect();
         self.publish(&published, finished);
         Ok(published)
+    }
+
+    /// Rebuilds the session from the log (after a conflicting write).
+    async fn reload(&mut self) {
+        let id = &self.meta.id;
+        let rebuilt = match self.store.load(id, 1).await {
+            Ok(rows) => decode(id, &rows).and_then(|events| {
+                Session::replay(&events).map_err(|e| HubError::Corrupt(format!("{id}: {e}")))
+            }),
+            Err(e) => Err(e.into()),
+        };
+        match rebuilt {
+            Ok(session) => self.session = session,
+            Err(e) => tracing::error!(game = %id, error = %e, "reload after a conflict"),
+        }
     }
 
     fn publish(&mut self, events: &[Arc<Published>], finished: bool) {

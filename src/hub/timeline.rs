@@ -1,13 +1,15 @@
 //! The server's one timeline: every event of every game is stamped on it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use tokio::time::Instant;
 
 use crate::game::Now;
 
 /// A monotonic millisecond timeline that continues across restarts: wall-clock
-/// milliseconds at start-up plus the monotonic time elapsed since.
+/// milliseconds at start-up plus the monotonic time elapsed since (tokio's clock, so
+/// tests can pause and advance it).
 #[derive(Debug, Clone, Copy)]
 pub struct Timeline {
     wall_ms: u64,
@@ -36,6 +38,6 @@ impl Timeline {
     /// The tokio instant of a timeline millisecond.
     pub fn instant(&self, ms: u64) -> tokio::time::Instant {
         let offset = Duration::from_millis(ms.saturating_sub(self.wall_ms));
-        tokio::time::Instant::from_std(self.anchor + offset)
+        self.anchor + offset
     }
 }

@@ -145,6 +145,8 @@ pub(super) struct WatchStart {
     /// The events after the watcher's `from_seq` up to `last_seq`, when the task still
     /// had them all in memory; `None`: read them from the store.
     pub backlog: Option<Vec<Arc<Published>>>,
+    /// The public delay this watcher sees events with (0: live).
+    pub delay_ms: u64,
 }
 
 /// A watcher of one game: every event after `from_seq` in order, then the live ones.
@@ -157,6 +159,7 @@ pub struct Watch {
     backlog: VecDeque<Arc<Published>>,
     history_until: u64,
     ended: bool,
+    delay_ms: u64,
 }
 
 impl std::fmt::Debug for Watch {
@@ -195,6 +198,7 @@ impl Watch {
             backlog,
             history_until,
             ended: false,
+            delay_ms: start.delay_ms,
         }
     }
 
@@ -226,6 +230,11 @@ impl Watch {
         let item = self.next_inner().await;
         if matches!(item, Ok(WatchItem::End(_)) | Err(_)) {
             self.ended = true;
+        }
+        if let (Ok(WatchItem::Event(e)), true) = (&item, self.delay_ms > 0) {
+            // The public sees each event `delay` after it was recorded.
+            let at = e.event.at.mono_ms.saturating_add(self.delay_ms);
+            tokio::time::sleep_until(self.game.timeline().instant(at)).await;
         }
         Some(item)
     }
@@ -263,6 +272,17 @@ impl Watch {
                 }
             };
             match step {
+                Step::Resync if self.delay_ms > 0 => {
+                    // Behind the public delay a snapshot would be the live game: fill
+                    // the gap from the log instead, each event still delayed.
+                    match self.game.read(|s, _| s.last_seq()).await {
+                        Ok(live) => self.history_until = live,
+                        Err(HubError::ShuttingDown) => {
+                            return Ok(WatchItem::End(WatchEnd::ShuttingDown));
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
                 Step::Resync => {
                     let snapshot = self
                         .game

@@ -58,6 +58,11 @@ pub struct FileConfig {
     pub insecure: Option<bool>,
     /// Charge the side on move for time the service was down.
     pub charge_outage: Option<bool>,
+    /// Games in memory at most (default 100,000); one more answers RESOURCE_EXHAUSTED.
+    pub max_loaded_games: Option<usize>,
+    /// Seconds a finished game with no watcher stays in memory after its last request
+    /// (default 60).
+    pub evict_after_s: Option<u64>,
     /// TLS.
     pub tls: Option<FileTls>,
     /// Bearer tokens and their roles.
@@ -80,6 +85,10 @@ pub struct Config {
     pub insecure: bool,
     /// Charge the side on move for time the service was down.
     pub charge_outage: bool,
+    /// Games in memory at most.
+    pub max_loaded_games: usize,
+    /// How long a finished, unwatched game stays in memory after its last request.
+    pub evict_after: std::time::Duration,
     /// TLS.
     pub tls: Option<TlsConfig>,
     /// Tokens.
@@ -189,6 +198,8 @@ impl Config {
             log_format: log_format.or(file.log_format).unwrap_or_default(),
             insecure: insecure || file.insecure.unwrap_or(false),
             charge_outage: file.charge_outage.unwrap_or(false),
+            max_loaded_games: file.max_loaded_games.unwrap_or(100_000).max(1),
+            evict_after: std::time::Duration::from_secs(file.evict_after_s.unwrap_or(60)),
             tls: resolve_tls(file.tls)?,
             tokens: file.tokens,
         };

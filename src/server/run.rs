@@ -14,8 +14,8 @@ use super::config::Config;
 use super::tls;
 use crate::api::auth::Tokens;
 use crate::api::{Api, pb};
-use crate::hub::Hub;
 use crate::hub::metrics::{self, Metrics};
+use crate::hub::{Hub, HubConfig};
 use crate::store::{EventStore, MemoryStore, SqliteOptions, SqliteStore};
 
 /// Why the server could not start or stopped with an error.
@@ -190,7 +190,16 @@ async fn serve_grpc(
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let hub = Hub::with_metrics(store.clone(), config.charge_outage, metrics.clone());
+    let hub = Hub::with_config(
+        store.clone(),
+        config.charge_outage,
+        metrics.clone(),
+        HubConfig {
+            max_loaded: config.max_loaded_games,
+            evict_after: config.evict_after,
+            ..HubConfig::default()
+        },
+    );
     let tokens = Arc::new(Tokens::new(&config.tokens));
     let addr = listener.local_addr().unwrap_or(config.listen);
     if tokens.is_open() {

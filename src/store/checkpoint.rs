@@ -128,7 +128,7 @@ mod tests {
         let checkpointer = Checkpointer::start(&path, Duration::from_millis(5)).expect("start");
         writer
             .execute_batch(
-                "INSERT INTO games VALUES ('a', 0, 'Open', '1', 1, 0, '{}');
+                "INSERT INTO games VALUES ('a', 0, 'Open', '1', 1, 0, '{}', '');
                  INSERT INTO events VALUES ('a', 1, 0, zeroblob(20000));",
             )
             .expect("write");

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 
 use super::record::now_ms;
-use super::{EventStore, GameFilter, GameRecord, StoreError, StoredEvent, sort_games};
+use super::{
+    EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate, sort_games,
+};
 
 /// An event store held in memory; clones share the same data. Nothing survives the
 /// process.
@@ -33,6 +35,48 @@ impl MemoryStore {
         // No code path panics while holding the lock, and every update is applied in
         // full or not at all, so a poisoned lock still guards consistent data.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl MemoryStore {
+    /// One append under one lock: the events and, if given, the row's flag and summary.
+    fn append_inner(
+        &self,
+        game_id: &str,
+        expected_next_seq: u64,
+        payloads: Vec<Vec<u8>>,
+        summary: Option<SummaryUpdate>,
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        let mut state = self.lock();
+        let log = state
+            .logs
+            .get_mut(game_id)
+            .ok_or_else(|| StoreError::GameNotFound(game_id.to_string()))?;
+        let next = log.len() as u64 + 1;
+        if expected_next_seq != next {
+            return Err(StoreError::Conflict {
+                expected: expected_next_seq,
+                actual: next,
+            });
+        }
+        let written_at_ms = now_ms();
+        for (seq, payload) in (next..).zip(payloads) {
+            log.push(StoredEvent {
+                game_id: game_id.to_string(),
+                seq,
+                payload,
+                written_at_ms,
+            });
+        }
+        let last = log.len() as u64;
+        if let (Some(s), Some(game)) = (summary, state.games.get_mut(game_id)) {
+            game.finished = s.finished;
+            game.summary_json = s.summary_json;
+        }
+        Ok(last)
     }
 }
 
@@ -104,31 +148,17 @@ impl EventStore for MemoryStore {
         expected_next_seq: u64,
         payloads: Vec<Vec<u8>>,
     ) -> Result<u64, StoreError> {
-        if payloads.is_empty() {
-            return Err(StoreError::EmptyAppend);
-        }
-        let mut state = self.lock();
-        let log = state
-            .logs
-            .get_mut(game_id)
-            .ok_or_else(|| StoreError::GameNotFound(game_id.to_string()))?;
-        let next = log.len() as u64 + 1;
-        if expected_next_seq != next {
-            return Err(StoreError::Conflict {
-                expected: expected_next_seq,
-                actual: next,
-            });
-        }
-        let written_at_ms = now_ms();
-        for (seq, payload) in (next..).zip(payloads) {
-            log.push(StoredEvent {
-                game_id: game_id.to_string(),
-                seq,
-                payload,
-                written_at_ms,
-            });
-        }
-        Ok(log.len() as u64)
+        self.append_inner(game_id, expected_next_seq, payloads, None)
+    }
+
+    async fn append_with_summary(
+        &self,
+        game_id: &str,
+        expected_next_seq: u64,
+        payloads: Vec<Vec<u8>>,
+        summary: SummaryUpdate,
+    ) -> Result<u64, StoreError> {
+        self.append_inner(game_id, expected_next_seq, payloads, Some(summary))
     }
 
     async fn load(&self, game_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>, StoreError> {

@@ -21,7 +21,7 @@ use async_trait::async_trait;
 
 pub use error::StoreError;
 pub use memory::MemoryStore;
-pub use record::{GameFilter, GameRecord, StoredEvent, sort_games};
+pub use record::{GameFilter, GameRecord, StoredEvent, SummaryUpdate, sort_games};
 pub use schema::{WAL_SIZE_LIMIT_BYTES, WRITER_AUTOCHECKPOINT_PAGES, WRITER_CACHE_KIB};
 pub use sqlite::{SqliteOptions, SqliteStore};
 
@@ -92,6 +92,20 @@ pub trait EventStore: Send + Sync {
         game_id: &str,
         expected_next_seq: u64,
         payloads: Vec<Vec<u8>>,
+    ) -> Result<u64, StoreError>;
+
+    /// Like [`EventStore::append`], and in the same atomic step replaces the game row's
+    /// finished flag and summary: the row never disagrees with the log, whatever the
+    /// moment of a crash.
+    ///
+    /// # Errors
+    /// As [`EventStore::append`]; nothing is written then.
+    async fn append_with_summary(
+        &self,
+        game_id: &str,
+        expected_next_seq: u64,
+        payloads: Vec<Vec<u8>>,
+        summary: SummaryUpdate,
     ) -> Result<u64, StoreError>;
 
     /// A game's events with `seq >= from_seq`, in seq order. `from_seq` 0 or 1 loads the

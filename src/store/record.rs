@@ -35,6 +35,21 @@ pub struct GameRecord {
     /// Anything else the server wants to list without replaying (players, variant...),
     /// as JSON. The store never looks inside.
     pub metadata_json: String,
+    /// The server's summary of the game as it stands (status, result, move count, last
+    /// seq, position...), as JSON, replaced in the same transaction as each append made
+    /// with [`EventStore::append_with_summary`](super::EventStore::append_with_summary);
+    /// empty for rows written before summaries existed. The store never looks inside.
+    pub summary_json: String,
+}
+
+/// What [`EventStore::append_with_summary`](super::EventStore::append_with_summary)
+/// writes to the game's row together with the events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryUpdate {
+    /// The finished flag after the events.
+    pub finished: bool,
+    /// The new summary (see [`GameRecord::summary_json`]).
+    pub summary_json: String,
 }
 
 /// Which games [`EventStore::list_games`](super::EventStore::list_games) returns.
@@ -124,6 +139,7 @@ mod tests {
             board: 1,
             finished: true,
             metadata_json: "{}".into(),
+            summary_json: String::new(),
         };
         assert!(GameFilter::default().matches(&game));
         let by_event = GameFilter {

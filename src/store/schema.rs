@@ -33,6 +33,11 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (game_id, seq)
     ) STRICT, WITHOUT ROWID;
     ",
+    // 1 -> 2: the hub's summary of each game, replaced with every append, so listings
+    // never replay a game.
+    "
+    ALTER TABLE games ADD COLUMN summary_json TEXT NOT NULL DEFAULT '';
+    ",
 ];
 
 /// The schema version this program writes.

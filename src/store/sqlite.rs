@@ -9,7 +9,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::checkpoint::Checkpointer;
 use super::writer::{self, Op, Reply, Request, from_sql_seq, to_sql_seq};
-use super::{EventStore, GameFilter, GameRecord, StoreError, StoredEvent, schema, sort_games};
+use super::{
+    EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate, schema, sort_games,
+};
 
 /// Tuning for [`SqliteStore`].
 #[derive(Debug, Clone)]
@@ -215,6 +217,28 @@ impl EventStore for SqliteStore {
             game_id: game_id.to_string(),
             expected_next_seq,
             payloads,
+            summary: None,
+        };
+        self.submit(op, Reply::Seq(reply)).await?;
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    async fn append_with_summary(
+        &self,
+        game_id: &str,
+        expected_next_seq: u64,
+        payloads: Vec<Vec<u8>>,
+        summary: SummaryUpdate,
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        let (reply, rx) = oneshot::channel();
+        let op = Op::Append {
+            game_id: game_id.to_string(),
+            expected_next_seq,
+            payloads,
+            summary: Some(summary),
         };
         self.submit(op, Reply::Seq(reply)).await?;
         rx.await.map_err(|_| StoreError::Closed)?
@@ -290,7 +314,8 @@ impl EventStore for SqliteStore {
 }
 
 const SELECT_GAMES: &str =
-    "SELECT game_id, created_at_ms, event, round, board, finished, metadata_json FROM games";
+    "SELECT game_id, created_at_ms, event, round, board, finished, metadata_json, summary_json
+     FROM games";
 
 /// Reads a `games` row; the inner result reports an out-of-range board.
 fn game_row(r: &Row<'_>) -> rusqlite::Result<Result<GameRecord, StoreError>> {
@@ -309,6 +334,7 @@ fn game_row(r: &Row<'_>) -> rusqlite::Result<Result<GameRecord, StoreError>> {
         board,
         finished: r.get(5)?,
         metadata_json: r.get(6)?,
+        summary_json: r.get(7)?,
     }))
 }
 

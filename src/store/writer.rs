@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::checkpoint::Checkpointer;
 use super::record::now_ms;
-use super::{CommitObserver, GameRecord, StoreError};
+use super::{CommitObserver, GameRecord, StoreError, SummaryUpdate};
 
 /// A caller waiting for its answer.
 pub enum Reply {
@@ -53,6 +53,8 @@ pub enum Op {
         expected_next_seq: u64,
         /// The events, never empty (checked before queueing).
         payloads: Vec<Vec<u8>>,
+        /// The game row's finished flag and summary, written in the same transaction.
+        summary: Option<SummaryUpdate>,
     },
     /// Insert a game row.
     CreateGame(GameRecord),
@@ -239,6 +241,7 @@ fn apply(conn: &Connection, op: &Op, written_at_ms: i64) -> Result<u64, StoreErr
             game_id,
             expected_next_seq,
             payloads,
+            summary,
         } => {
             let last = last_seq(conn, game_id)?;
             let next = last + 1;
@@ -248,7 +251,14 @@ fn apply(conn: &Connection, op: &Op, written_at_ms: i64) -> Result<u64, StoreErr
                     actual: next,
                 });
             }
-            insert_events(conn, game_id, last, payloads, written_at_ms)
+            let seq = insert_events(conn, game_id, last, payloads, written_at_ms)?;
+            if let Some(s) = summary {
+                conn.prepare_cached(
+                    "UPDATE games SET finished = ?2, summary_json = ?3 WHERE game_id = ?1",
+                )?
+                .execute(params![game_id, s.finished, s.summary_json])?;
+            }
+            Ok(seq)
         }
         Op::CreateGame(game) => {
             insert_game(conn, game)?;
@@ -287,8 +297,9 @@ fn insert_game(conn: &Connection, game: &GameRecord) -> Result<(), StoreError> {
         return Err(StoreError::GameExists(game.game_id.clone()));
     }
     conn.prepare_cached(
-        "INSERT INTO games (game_id, created_at_ms, event, round, board, finished, metadata_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO games (game_id, created_at_ms, event, round, board, finished, metadata_json,
+                            summary_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
         game.game_id,
@@ -297,7 +308,8 @@ fn insert_game(conn: &Connection, game: &GameRecord) -> Result<(), StoreError> {
         game.round,
         game.board,
         game.finished,
-        game.metadata_json
+        game.metadata_json,
+        game.summary_json
     ])?;
     Ok(())
 }
@@ -378,6 +390,7 @@ mod tests {
             game_id: game.into(),
             expected_next_seq: next,
             payloads: (0..n).map(|i| format!("{game}-{i}").into_bytes()).collect(),
+            summary: None,
         }
     }
 
@@ -390,6 +403,7 @@ mod tests {
             board: 1,
             finished: false,
             metadata_json: "{}".into(),
+            summary_json: String::new(),
         })
     }
 
@@ -494,6 +508,7 @@ mod tests {
             game_id: "b".into(),
             expected_next_seq: 1,
             payloads: vec![b"good".to_vec(), b"good".to_vec(), b"bad".to_vec()],
+            summary: None,
         });
         let (r3, a3) = request(append("a", 2, 1));
         write_batch(&mut conn, vec![r1, r2, r3].into_iter(), None);

@@ -1,0 +1,286 @@
+//! The public broadcast delay, with tokio's clock paused: a viewer sees move N only
+//! `broadcast_delay_ms` after it was made, on every read RPC (GetGame, ListGames,
+//! ExportPdn, WatchGame, WatchEvent), while the arbiter, the game's board and its
+//! players see it at once. The services are called in-process (no sockets), so the
+//! paused clock drives everything.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use draughts_arbiter::api::Api;
+use draughts_arbiter::api::auth::{Role, TokenConfig, Tokens};
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::broadcast_service_server::BroadcastService;
+use draughts_arbiter::api::pb::game_service_server::GameService;
+use draughts_arbiter::hub::Hub;
+use draughts_arbiter::rules::Color;
+use draughts_arbiter::store::MemoryStore;
+use tokio::time::{Instant, advance};
+use tokio_stream::StreamExt;
+use tonic::Request;
+
+const DELAY: u64 = 60_000;
+
+fn api() -> Api {
+    let token = |t: &str, role| TokenConfig {
+        token: t.into(),
+        role,
+    };
+    let tokens = Tokens::new(&[
+        token("arb", Role::Arbiter { event: None }),
+        token("view", Role::Viewer),
+        token(
+            "white",
+            Role::Player {
+                game: "g".into(),
+                side: Color::White,
+            },
+        ),
+        token(
+            "other",
+            Role::Player {
+                game: "h".into(),
+                side: Color::White,
+            },
+        ),
+        token("board", Role::Board { game: "g".into() }),
+    ]);
+    Api::new(
+        Hub::new(Arc::new(MemoryStore::new()), false),
+        Arc::new(tokens),
+    )
+}
+
+fn req<T>(token: &str, msg: T) -> Request<T> {
+    let mut r = Request::new(msg);
+    r.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("header"),
+    );
+    r
+}
+
+async fn game_with_a_move(api: &Api) -> Instant {
+    api.create_game(req(
+        "arb",
+        pb::CreateGameRequest {
+            game_id: "g".into(),
+            variant: pb::Variant::Russian as i32,
+            time_control: "10m+5s".into(),
+            event: "Open".into(),
+            round: "1".into(),
+            board: 1,
+            settings: Some(pb::GameSettings {
+                broadcast_delay_ms: DELAY,
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    ))
+    .await
+    .expect("create");
+    api.start_game(req(
+        "arb",
+        pb::StartGameRequest {
+            game_id: "g".into(),
+            expected_seq: 0,
+        },
+    ))
+    .await
+    .expect("start");
+    advance(Duration::from_secs(5)).await;
+    api.submit_move(req(
+        "white",
+        pb::SubmitMoveRequest {
+            game_id: "g".into(),
+            r#move: "c3-d4".into(),
+            ..Default::default()
+        },
+    ))
+    .await
+    .expect("move");
+    Instant::now()
+}
+
+async fn moves_seen(api: &Api, token: &str) -> (u32, u32, usize) {
+    let game = api
+        .get_game(req(
+            token,
+            pb::GetGameRequest {
+                game_id: "g".into(),
+            },
+        ))
+        .await
+        .expect("get")
+        .into_inner();
+    let listed = api
+        .list_games(req(
+            token,
+            pb::ListGamesRequest {
+                event: "Open".into(),
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect("list")
+        .into_inner();
+    let pdn = api
+        .export_pdn(req(
+            token,
+            pb::ExportPdnRequest {
+                game_id: "g".into(),
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect("pdn")
+        .into_inner()
+        .pdn;
+    assert_eq!(listed.games.len(), 1);
+    (
+        game.move_count,
+        listed.games[0].move_count,
+        pdn.matches("c3-d4").count() + pdn.matches("22-18").count(),
+    )
+}
+
+/// GetGame, ListGames and ExportPdn: the viewer and a player of another game see the
+/// move only after the delay; the arbiter, the board and the game's player at once.
+#[tokio::test(start_paused = true)]
+async fn every_read_rpc_holds_the_move_back_from_the_public() {
+    let api = api();
+    game_with_a_move(&api).await;
+    for live in ["arb", "white", "board"] {
+        assert_eq!(
+            moves_seen(&api, live).await,
+            (1, 1, 1),
+            "{live} sees it live"
+        );
+    }
+    for public in ["view", "other"] {
+        assert_eq!(
+            moves_seen(&api, public).await,
+            (0, 0, 0),
+            "{public} not yet"
+        );
+    }
+    let game = api
+        .get_game(req(
+            "view",
+            pb::GetGameRequest {
+                game_id: "g".into(),
+            },
+        ))
+        .await
+        .expect("get")
+        .into_inner();
+    assert_eq!(
+        game.status,
+        pb::GameStatus::Created as i32,
+        "the start itself is 65 s old only for the arbiter"
+    );
+    // The game started 5 s before the move: 55 s after the move it is 60 s old.
+    advance(Duration::from_millis(DELAY - 5_000)).await;
+    let game = api
+        .get_game(req(
+            "view",
+            pb::GetGameRequest {
+                game_id: "g".into(),
+            },
+        ))
+        .await
+        .expect("get")
+        .into_inner();
+    assert_eq!(
+        game.status,
+        pb::GameStatus::Running as i32,
+        "started 60 s ago"
+    );
+    assert_eq!(game.move_count, 0, "the move is 55 s old");
+    advance(Duration::from_millis(4_999)).await;
+    let game = api
+        .get_game(req(
+            "view",
+            pb::GetGameRequest {
+                game_id: "g".into(),
+            },
+        ))
+        .await
+        .expect("get")
+        .into_inner();
+    assert_eq!(game.move_count, 0, "the move is 59.999 s old");
+    let clock = game.clock.expect("timed");
+    assert_eq!(
+        clock.white_ms,
+        600_000 - 4_999,
+        "the public clock is the clock as it was then"
+    );
+    advance(Duration::from_millis(1)).await;
+    assert_eq!(
+        moves_seen(&api, "view").await,
+        (1, 1, 1),
+        "60 s later: public"
+    );
+}
+
+/// WatchGame and WatchEvent: the viewer receives the move `delay` after it was made,
+/// the arbiter at once.
+#[tokio::test(start_paused = true)]
+async fn streams_deliver_to_the_public_after_the_delay() {
+    let api = api();
+    let made = game_with_a_move(&api).await;
+    let watch = |token: &'static str| {
+        let api = api.clone();
+        async move {
+            let mut s = api
+                .watch_game(req(
+                    token,
+                    pb::WatchGameRequest {
+                        game_id: "g".into(),
+                        from_seq: 0,
+                    },
+                ))
+                .await
+                .expect("watch")
+                .into_inner();
+            loop {
+                let e = s.next().await.expect("open").expect("event");
+                if matches!(e.kind, Some(pb::game_event::Kind::MovePlayed(_))) {
+                    return Instant::now();
+                }
+            }
+        }
+    };
+    let around = |token: &'static str| {
+        let api = api.clone();
+        async move {
+            let mut s = api
+                .watch_event(req(
+                    token,
+                    pb::WatchEventRequest {
+                        event: "Open".into(),
+                        ..Default::default()
+                    },
+                ))
+                .await
+                .expect("watch")
+                .into_inner();
+            loop {
+                let e = s.next().await.expect("open").expect("event");
+                if matches!(e.kind, Some(pb::game_event::Kind::MovePlayed(_))) {
+                    return Instant::now();
+                }
+            }
+        }
+    };
+    assert_eq!(watch("arb").await, made, "the arbiter at once");
+    assert_eq!(around("arb").await, made);
+    let (viewer, round) = tokio::join!(watch("view"), around("view"));
+    for seen in [viewer, round] {
+        assert_eq!(
+            seen - made,
+            Duration::from_millis(DELAY),
+            "exactly the delay"
+        );
+    }
+}
