@@ -6,11 +6,14 @@
 //! The stream ends at shutdown with UNAVAILABLE.
 
 use async_stream::stream;
+use std::pin::Pin;
 use tokio_stream::{Stream, StreamExt};
-use tonic::{Status, Streaming};
 
+use tonic::{Request, Response, Status, Streaming};
+
+use super::error::status;
 use super::pb;
-use super::service::{Api, occupancy, status};
+use super::service::{Api, occupancy};
 use super::watch::next_pb;
 use crate::api::auth::Role;
 use crate::game::BoardInput;
@@ -170,5 +173,25 @@ pub fn session(
                 Err(s) => yield Ok(rejected(id, &s)),
             }
         }
+    }
+}
+
+type FeedbackStream = Pin<Box<dyn Stream<Item = Result<pb::BoardFeedback, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl pb::board_service_server::BoardService for Api {
+    type ConnectStream = FeedbackStream;
+
+    async fn connect(
+        &self,
+        req: Request<Streaming<pb::BoardMessage>>,
+    ) -> Result<Response<Self::ConnectStream>, Status> {
+        let role = self.role(&req)?;
+        let inbound = req.into_inner();
+        Ok(Response::new(Box::pin(super::board::session(
+            self.clone(),
+            role,
+            inbound,
+        ))))
     }
 }

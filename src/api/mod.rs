@@ -1,12 +1,29 @@
 //! The gRPC API (`draughts.arbiter.v1`): generated types sealed in [`pb`], conversions in
 //! one module, the services, and the error table.
 
+/// A command's reply: the game after it and the events it recorded.
+macro_rules! reply {
+    ($ty:ident, $pair:expr) => {{
+        let (game, events) = $pair;
+        Ok(Response::new(pb::$ty {
+            game: Some(game),
+            events,
+        }))
+    }};
+}
+
+mod arbiter;
 pub mod auth;
 mod board;
+mod broadcast;
 pub mod convert;
+mod error;
+mod games;
 pub mod pb;
 mod pdn;
+mod rules;
 pub mod service;
 mod watch;
 
-pub use service::{Api, status};
+pub use error::status;
+pub use service::Api;

@@ -10,8 +10,8 @@ use tokio_stream::Stream;
 use tonic::Status;
 
 use super::convert::{event_pb, resync_pb};
+use super::error::status;
 use super::pb;
-use super::service::status;
 use crate::hub::metrics::Metrics;
 use crate::hub::{HubError, Watch, WatchEnd, WatchItem};
 

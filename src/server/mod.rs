@@ -2,5 +2,6 @@
 //! the server itself.
 
 pub mod config;
+pub mod probes;
 pub mod run;
 pub mod tls;

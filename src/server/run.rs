@@ -11,10 +11,11 @@ use tonic::transport::ServerTlsConfig;
 use tonic::transport::server::TcpIncoming;
 
 use super::config::Config;
+use super::probes;
 use super::tls;
 use crate::api::auth::Tokens;
 use crate::api::{Api, pb};
-use crate::hub::metrics::{self, Metrics};
+use crate::hub::metrics::Metrics;
 use crate::hub::{Hub, HubConfig};
 use crate::store::{EventStore, MemoryStore, SqliteOptions, SqliteStore};
 
@@ -140,7 +141,7 @@ pub async fn run_with(
     });
     let metrics_task = listeners.metrics.map(|listener| {
         tracing::info!(addr = ?listener.local_addr().ok(), "metrics at /metrics");
-        tokio::spawn(metrics::serve(
+        tokio::spawn(probes::serve(
             metrics.clone(),
             listener,
             stop_signal(stopped.clone()),

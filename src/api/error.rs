@@ -1,0 +1,48 @@
+//! The one table from domain errors to gRPC status codes.
+
+use tonic::Status;
+
+use super::auth::AuthError;
+use super::convert::BadField;
+use crate::game::ErrorClass;
+use crate::hub::HubError;
+use crate::store::StoreError;
+
+/// The one table from domain errors to gRPC status codes. Internal errors (the judge or
+/// the hub breaking an invariant of its own) are logged here.
+pub fn status(e: &HubError) -> Status {
+    match e {
+        HubError::NotFound(_) => Status::not_found(e.to_string()),
+        HubError::Game(g) => match g.class() {
+            ErrorClass::InvalidArgument => Status::invalid_argument(g.to_string()),
+            ErrorClass::FailedPrecondition => Status::failed_precondition(g.to_string()),
+            ErrorClass::Internal => {
+                tracing::error!(error = %g, "internal error");
+                Status::internal(g.to_string())
+            }
+        },
+        HubError::Stale { .. } | HubError::Store(StoreError::Conflict { .. }) => {
+            Status::aborted(e.to_string())
+        }
+        HubError::Store(StoreError::GameExists(_)) => Status::already_exists(e.to_string()),
+        HubError::Store(StoreError::GameNotFound(_)) => Status::not_found(e.to_string()),
+        HubError::Store(_) | HubError::ShuttingDown => Status::unavailable(e.to_string()),
+        HubError::Full(_) => Status::resource_exhausted(e.to_string()),
+        HubError::Corrupt(_) => Status::data_loss(e.to_string()),
+        HubError::Internal(_) => {
+            tracing::error!(error = %e, "internal error");
+            Status::internal(e.to_string())
+        }
+    }
+}
+
+pub(super) fn auth_status(e: AuthError) -> Status {
+    match e {
+        AuthError::Unauthenticated(m) => Status::unauthenticated(m),
+        AuthError::Denied(m) => Status::permission_denied(m),
+    }
+}
+
+pub(super) fn bad(e: BadField) -> Status {
+    Status::invalid_argument(e.0)
+}

@@ -1,0 +1,212 @@
+//! `GameService`: create, read, list and play games.
+
+use tonic::{Request, Response, Status};
+
+use super::auth::Action;
+use super::convert;
+use super::error::{auth_status, bad, status};
+use super::pb;
+use super::service::{Api, audience, role_name};
+use crate::game::{Actor, Command};
+use crate::hub::{GameMeta, HubError, Listed};
+use crate::store::GameFilter;
+
+#[tonic::async_trait]
+impl pb::game_service_server::GameService for Api {
+    async fn create_game(
+        &self,
+        req: Request<pb::CreateGameRequest>,
+    ) -> Result<Response<pb::Game>, Status> {
+        let role = self.role(&req)?;
+        let r = req.into_inner();
+        role.allows(Action::Create { event: &r.event })
+            .map_err(auth_status)?;
+        let variant = convert::variant(r.variant).map_err(bad)?;
+        let settings =
+            convert::settings(variant, &r.time_control, r.settings.as_ref()).map_err(bad)?;
+        let meta = GameMeta {
+            id: r.game_id.clone(),
+            event: r.event.clone(),
+            round: r.round.clone(),
+            board: r.board,
+            white: convert::player(r.white.as_ref()),
+            black: convert::player(r.black.as_ref()),
+        };
+        let fen = (!r.start_fen.trim().is_empty()).then_some(r.start_fen.as_str());
+        let handle = self
+            .hub()
+            .create(meta, settings, fen, Actor::Arbiter(role_name(&role)))
+            .await
+            .map_err(|e| match e {
+                HubError::Game(crate::game::GameError::Fen(f)) => {
+                    Status::invalid_argument(format!("start_fen: {f}"))
+                }
+                other => status(&other),
+            })?;
+        Ok(Response::new(self.view(&handle, true).await?))
+    }
+
+    async fn get_game(
+        &self,
+        req: Request<pb::GetGameRequest>,
+    ) -> Result<Response<pb::Game>, Status> {
+        let role = self.role(&req)?;
+        let handle = self.game(&req.get_ref().game_id).await?;
+        let audience = audience(&role, handle.meta());
+        Ok(Response::new(self.view_as(&handle, audience, true).await?))
+    }
+
+    async fn list_games(
+        &self,
+        req: Request<pb::ListGamesRequest>,
+    ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = req.into_inner();
+        let filter = GameFilter {
+            event: (!r.event.is_empty()).then_some(r.event),
+            round: (!r.round.is_empty()).then_some(r.round),
+            unfinished_only: r.unfinished_only,
+        };
+        // Games in memory answer from their task; finished games that left memory from
+        // their stored summary (no replay), unless their score sheets are asked for.
+        let listed = self.hub().listing(&filter).await.map_err(|e| status(&e))?;
+        let mut games = Vec::with_capacity(listed.len());
+        for item in listed {
+            // A stored game left memory only after its public delay had passed.
+            let game = match item {
+                Listed::Stored(meta, summary) if !r.include_moves => {
+                    convert::summary_pb(&meta, &summary, &[])
+                }
+                Listed::Stored(meta, _) => {
+                    let handle = self.game(&meta.id).await?;
+                    self.view_as(&handle, audience(&role, &meta), true).await?
+                }
+                Listed::Live(handle) => {
+                    let audience = audience(&role, handle.meta());
+                    self.view_as(&handle, audience, r.include_moves).await?
+                }
+            };
+            games.push(game);
+        }
+        Ok(Response::new(pb::ListGamesResponse { games }))
+    }
+
+    async fn start_game(
+        &self,
+        req: Request<pb::StartGameRequest>,
+    ) -> Result<Response<pb::StartGameResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = req.into_inner();
+        let actor = Actor::Arbiter(role_name(&role));
+        let pair = self
+            .run(
+                &role,
+                &r.game_id,
+                |m| Action::Arbitrate {
+                    game: &m.id,
+                    event: &m.event,
+                },
+                actor,
+                Command::Start,
+                r.expected_seq,
+            )
+            .await?;
+        reply!(StartGameResponse, pair)
+    }
+
+    async fn submit_move(
+        &self,
+        req: Request<pb::SubmitMoveRequest>,
+    ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = req.into_inner();
+        if r.r#move.trim().is_empty() {
+            return Err(Status::invalid_argument("move: required"));
+        }
+        let side = self.side_for(&role, r.side, &r.game_id).await?;
+        let cmd = Command::SubmitMove {
+            side,
+            notation: r.r#move,
+            offer_draw: false,
+        };
+        let pair = self
+            .play(role, &r.game_id, side, cmd, r.expected_seq)
+            .await?;
+        reply!(SubmitMoveResponse, pair)
+    }
+
+    async fn press_clock(
+        &self,
+        req: Request<pb::PressClockRequest>,
+    ) -> Result<Response<pb::PressClockResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = req.into_inner();
+        let pair = self
+            .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
+                Command::PressClock { side }
+            })
+            .await?;
+        reply!(PressClockResponse, pair)
+    }
+
+    async fn offer_draw(
+        &self,
+        req: Request<pb::OfferDrawRequest>,
+    ) -> Result<Response<pb::OfferDrawResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = req.into_inner();
+        let pair = self
+            .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
+                Command::OfferDraw { side }
+            })
+            .await?;
+        reply!(OfferDrawResponse, pair)
+    }
+
+    async fn respond_to_draw_offer(
+        &self,
+        req: Request<pb::RespondToDrawOfferRequest>,
+    ) -> Result<Response<pb::RespondToDrawOfferResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = req.into_inner();
+        let side = self.side_for(&role, r.side, &r.game_id).await?;
+        let response = convert::response(r.response).map_err(bad)?;
+        let cmd = Command::RespondToOffer { side, response };
+        let pair = self
+            .play(role, &r.game_id, side, cmd, r.expected_seq)
+            .await?;
+        reply!(RespondToDrawOfferResponse, pair)
+    }
+
+    async fn claim_draw(
+        &self,
+        req: Request<pb::ClaimDrawRequest>,
+    ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = req.into_inner();
+        let side = self.side_for(&role, r.side, &r.game_id).await?;
+        let cmd = Command::ClaimDraw {
+            side,
+            kind: convert::claim_kind(r.kind),
+            written_move: (!r.written_move.trim().is_empty()).then_some(r.written_move),
+        };
+        let pair = self
+            .play(role, &r.game_id, side, cmd, r.expected_seq)
+            .await?;
+        reply!(ClaimDrawResponse, pair)
+    }
+
+    async fn resign(
+        &self,
+        req: Request<pb::ResignRequest>,
+    ) -> Result<Response<pb::ResignResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = req.into_inner();
+        let pair = self
+            .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
+                Command::Resign { side }
+            })
+            .await?;
+        reply!(ResignResponse, pair)
+    }
+}

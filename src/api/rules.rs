@@ -1,0 +1,30 @@
+//! `RulesService`: the legal moves of a position, stateless.
+
+use tonic::{Request, Response, Status};
+
+use super::convert;
+use super::error::bad;
+use super::pb;
+use super::service::Api;
+use crate::notation::fen::parse_fen;
+use crate::rules::Position;
+
+#[tonic::async_trait]
+impl pb::rules_service_server::RulesService for Api {
+    async fn legal_moves(
+        &self,
+        req: Request<pb::LegalMovesRequest>,
+    ) -> Result<Response<pb::LegalMovesResponse>, Status> {
+        self.role(&req)?;
+        let r = req.into_inner();
+        let variant = convert::variant(r.variant).map_err(bad)?;
+        let pos = if r.fen.trim().is_empty() {
+            Position::start(variant)
+        } else {
+            parse_fen(&r.fen, variant).map_err(|e| Status::invalid_argument(format!("fen: {e}")))?
+        };
+        Ok(Response::new(pb::LegalMovesResponse {
+            moves: convert::legal_moves(&pos),
+        }))
+    }
+}
