@@ -459,3 +459,40 @@ async fn a_watch_stream_folds_into_the_score_sheet() {
         300_000 + 3_000 - sheet[0].time_spent_ms
     );
 }
+
+/// The board's own timestamp is recorded in the event beside the server's, and comes back
+/// on the board's stream and to a watcher that joins later.
+#[tokio::test]
+async fn a_board_timestamp_is_recorded_beside_the_servers() {
+    let s = start().await;
+    let id = new_game(&s, "", "10m").await;
+    let (tx, mut feed) = board_stream(&s, &id).await;
+    tx.send(pb::BoardMessage {
+        message_id: 2,
+        board_time_ms: 987_654,
+        kind: Some(pb::board_message::Kind::Touch(pb::BoardSquare {
+            square: 22,
+        })),
+    })
+    .await
+    .expect("touch");
+    let f = tokio::time::timeout(Duration::from_secs(5), feed.next())
+        .await
+        .expect("within 5 s")
+        .expect("open")
+        .expect("feedback");
+    assert_eq!(f.message_id, 2);
+    let Some(pb::board_feedback::Kind::Event(e)) = f.kind else {
+        panic!("the touch's event: {f:?}")
+    };
+    let Some(pb::game_event::Kind::PieceTouched(t)) = e.kind else {
+        panic!("a touch: {e:?}")
+    };
+    assert_eq!(t.board_time_ms, 987_654);
+    let mut stream = watch(&s, &id, e.seq - 1).await;
+    let again = next(&mut stream).await.expect("open").expect("event");
+    assert!(
+        matches!(again.kind, Some(pb::game_event::Kind::PieceTouched(ref t)) if t.board_time_ms == 987_654),
+        "{again:?}"
+    );
+}

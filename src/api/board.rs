@@ -101,6 +101,8 @@ pub fn session(
                 Input::Message(Some(Ok(m))) => m,
             };
             let id = msg.message_id;
+            // 0: the board sent no timestamp.
+            let board_ms = (msg.board_time_ms != 0).then_some(msg.board_time_ms);
             let Some(kind) = msg.kind else {
                 yield Ok(rejected(id, &Status::invalid_argument("kind: required")));
                 continue;
@@ -145,7 +147,7 @@ pub fn session(
                 Ok(i) => i,
                 Err(e) => { yield Ok(rejected(id, &Status::invalid_argument(e.0))); continue; }
             };
-            match api.board_input(handle, &board_id, input).await {
+            match api.board_input(handle, &board_id, input, board_ms).await {
                 Ok(events) => {
                     if let (Some(first), Some(w)) = (events.first(), watch.as_mut()) {
                         // Events of others recorded before this message's are already in

@@ -494,7 +494,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
         EventKind::ClockPressed { side, .. } => Kind::ClockPressed(pb::ClockPressed {
             side: side_pb(*side),
             clock,
-            board_time_ms: 0,
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
         EventKind::ClockChanged { op, reason } => match op {
             crate::clock::ClockOp::Pause { .. } => Kind::ClocksPaused(pb::ClocksPaused {
@@ -550,24 +550,24 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             square: *square,
             side: 0,
             binding: *binding,
-            board_time_ms: 0,
+            board_time_ms: e.board_ms.unwrap_or(0),
             immovable: *immovable,
         }),
         EventKind::PieceLifted { square } => Kind::PieceLifted(pb::PieceLifted {
             square: *square,
-            board_time_ms: 0,
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
         EventKind::PiecePlaced { square } => Kind::PiecePlaced(pb::PiecePlaced {
             square: *square,
-            board_time_ms: 0,
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
         EventKind::PieceReleased { square } => Kind::PieceReleased(pb::PieceReleased {
             square: *square,
-            board_time_ms: 0,
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
         EventKind::AdjustAnnounced { side } => Kind::AdjustAnnounced(pb::AdjustAnnounced {
             side: side_pb(*side),
-            board_time_ms: 0,
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
         EventKind::RemovalComplete { side } => Kind::RemovalComplete(pb::RemovalComplete {
             side: side_pb(*side),

@@ -227,12 +227,14 @@ impl Api {
         handle: &GameHandle,
         board_id: &str,
         input: BoardInput,
+        board_ms: Option<i64>,
     ) -> Result<Vec<pb::GameEvent>, Status> {
         let (events, ()) = handle
-            .command(
+            .command_from_board(
                 Actor::Board(board_id.to_string()),
                 Command::Board(input),
                 None,
+                board_ms,
                 |_, _| (),
             )
             .await

@@ -42,6 +42,8 @@ pub(super) struct Tx<'a> {
     pub notes: Vec<EventNote>,
     pub now: Now,
     pub actor: &'a Actor,
+    /// The board's own timestamp of the message being decided, recorded in each event.
+    pub board_ms: Option<i64>,
 }
 
 /// A decided command (or what time did): the session after it, its events and the note
@@ -65,6 +67,7 @@ impl<'a> Tx<'a> {
             notes: Vec::new(),
             now,
             actor,
+            board_ms: None,
         }
     }
 
@@ -86,6 +89,7 @@ impl Tx<'_> {
             actor: self.actor.clone(),
             rule: rule.map(str::to_string),
             kind,
+            board_ms: self.board_ms,
         };
         let note = self
             .s
@@ -338,6 +342,21 @@ impl Session {
     /// # Errors
     /// As [`Session::handle`].
     pub fn handled(&self, actor: &Actor, cmd: Command, now: Now) -> Result<Decided, GameError> {
+        self.handled_from_board(actor, cmd, now, None)
+    }
+
+    /// Like [`Session::handled`], recording `board_ms` (an electronic board's own clock
+    /// on the message) in every event the command causes.
+    ///
+    /// # Errors
+    /// As [`Session::handle`].
+    pub fn handled_from_board(
+        &self,
+        actor: &Actor,
+        cmd: Command,
+        now: Now,
+        board_ms: Option<i64>,
+    ) -> Result<Decided, GameError> {
         if now.mono_ms < self.last_ms {
             return Err(GameError::Invalid(format!(
                 "time went back: {} ms is before the last event at {} ms",
@@ -348,6 +367,7 @@ impl Session {
             return Err(GameError::TickFirst);
         }
         let mut tx = Tx::new(self, now, actor);
+        tx.board_ms = board_ms;
         decide(&mut tx, cmd)?;
         Ok(tx.decided())
     }

@@ -44,6 +44,10 @@ pub struct GameEvent {
     pub rule: Option<String>,
     /// What happened.
     pub kind: EventKind,
+    /// The electronic board's own clock (ms, as the board sent it) on the message that
+    /// caused the event, beside the server's `at`; `None` for other sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board_ms: Option<i64>,
 }
 
 /// How a draw offer was timed (RU 1.9.3–1.9.5).

@@ -196,6 +196,7 @@ impl Session {
             at: now,
             actor,
             rule: None,
+            board_ms: None,
             kind: EventKind::GameCreated {
                 settings,
                 start_fen: crate::notation::write_fen(&start),

@@ -223,6 +223,27 @@ impl GameHandle {
         F: FnOnce(&Session, u64) -> R + Send + 'static,
         R: Send + 'static,
     {
+        self.command_from_board(actor, cmd, expected_seq, None, view)
+            .await
+    }
+
+    /// Like [`GameHandle::command`], recording an electronic board's own timestamp
+    /// (`board_ms`) in the events the message causes.
+    ///
+    /// # Errors
+    /// As [`GameHandle::command`].
+    pub async fn command_from_board<R, F>(
+        &self,
+        actor: Actor,
+        cmd: Command,
+        expected_seq: Option<u64>,
+        board_ms: Option<i64>,
+        view: F,
+    ) -> Result<(Vec<Arc<Published>>, R), HubError>
+    where
+        F: FnOnce(&Session, u64) -> R + Send + 'static,
+        R: Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
         let done: task::Done = Box::new(move |result| {
             let _ = reply.send(result.map(|(session, now, events)| (events, view(session, now))));
@@ -231,6 +252,7 @@ impl GameHandle {
             actor,
             cmd,
             expected_seq,
+            board_ms,
             received: Instant::now(),
             done,
         })

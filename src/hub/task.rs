@@ -32,6 +32,8 @@ pub(super) enum Msg {
         actor: Actor,
         cmd: Command,
         expected_seq: Option<u64>,
+        /// An electronic board's own timestamp on the message, recorded in the events.
+        board_ms: Option<i64>,
         received: Instant,
         done: Done,
     },
@@ -208,10 +210,11 @@ impl GameTask {
                 actor,
                 cmd,
                 expected_seq,
+                board_ms,
                 received,
                 done,
             } => {
-                let result = self.command(&actor, cmd, expected_seq).await;
+                let result = self.command(&actor, cmd, expected_seq, board_ms).await;
                 if result.is_ok() {
                     self.metrics.acknowledged(received.elapsed());
                 }
@@ -276,6 +279,7 @@ impl GameTask {
         actor: &Actor,
         cmd: Command,
         expected_seq: Option<u64>,
+        board_ms: Option<i64>,
     ) -> Result<Vec<Arc<Published>>, HubError> {
         let last = self.session.last_seq();
         if let Some(expected) = expected_seq
@@ -291,7 +295,7 @@ impl GameTask {
         // Time's own events first (flags, "Time!"); usually there are none.
         let ticked = self.session.ticked(now);
         let base = ticked.as_ref().map_or(&self.session, |d| &d.session);
-        match base.handled(actor, cmd, now) {
+        match base.handled_from_board(actor, cmd, now, board_ms) {
             Ok(decided) => {
                 let decided = match ticked {
                     Some(mut t) => {
