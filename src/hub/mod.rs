@@ -9,85 +9,35 @@
 //! watchers ([`Watch`]: bounded queues, `Resync` for laggards, an end at the game's end
 //! and at shutdown). See DESIGN.md §10.
 
-pub mod metrics;
-
+mod error;
+mod handle;
 mod meta;
+pub mod metrics;
+mod queue;
 mod task;
 mod timeline;
-mod watch;
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot, watch as signal};
+use tokio::sync::{mpsc, watch as signal};
 
+pub use error::HubError;
+pub(crate) use error::{decode, encode, summary_of};
+pub use handle::{Audience, GameHandle, Snapshot, Watch, WatchItem};
 pub use meta::{GameMeta, PlayerInfo};
+pub use queue::{Published, WatchEnd};
 pub use timeline::Timeline;
-pub use watch::{Published, Snapshot, Watch, WatchEnd, WatchItem};
 
-use crate::game::{Actor, Command, GameError, GameEvent, GameSettings, GameSummary, Now, Session};
-use crate::store::{EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate};
+use crate::game::{Actor, GameEvent, GameSettings, GameSummary, Now, Session};
+use crate::store::{EventStore, GameFilter, GameRecord};
+use handle::Loader;
 use metrics::Metrics;
-use task::{GameTask, Msg, Public};
-use watch::WatchQueue;
-
-/// Why the hub refused.
-#[derive(Debug)]
-pub enum HubError {
-    /// No such game.
-    NotFound(String),
-    /// The game refused the command.
-    Game(GameError),
-    /// The caller's `expected_seq` is stale.
-    Stale {
-        /// What the caller expected.
-        expected: u64,
-        /// The game's last seq.
-        actual: u64,
-    },
-    /// The event log failed; nothing was applied.
-    Store(StoreError),
-    /// A stored log does not replay.
-    Corrupt(String),
-    /// The server is shutting down: nothing was recorded.
-    ShuttingDown,
-    /// As many games are in memory as the server allows ([`HubConfig::max_loaded`]).
-    Full(usize),
-    /// The hub broke one of its own invariants (a bug); nothing was recorded.
-    Internal(String),
-}
-
-impl std::fmt::Display for HubError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HubError::NotFound(id) => write!(f, "game '{id}' not found"),
-            HubError::Game(e) => write!(f, "{e}"),
-            HubError::Stale { expected, actual } => write!(
-                f,
-                "expected_seq {expected} is stale: the game's last event is {actual}"
-            ),
-            HubError::Store(e) => write!(f, "event log: {e}"),
-            HubError::Corrupt(e) => write!(f, "stored game does not replay: {e}"),
-            HubError::ShuttingDown => f.write_str("server shutting down"),
-            HubError::Full(n) => write!(
-                f,
-                "{n} games are in memory, the server's limit (max_loaded_games): \
-                 finished games leave memory once idle; try again shortly"
-            ),
-            HubError::Internal(e) => write!(f, "internal error: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for HubError {}
-
-impl From<StoreError> for HubError {
-    fn from(e: StoreError) -> HubError {
-        HubError::Store(e)
-    }
-}
+use task::{GameTask, Msg, Public, Registry};
 
 /// The hub's sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,16 +64,6 @@ impl Default for HubConfig {
     }
 }
 
-/// The summary row of a session, as the store keeps it.
-pub(crate) fn summary_of(session: &Session) -> Result<SummaryUpdate, HubError> {
-    let summary = session.summarize(session.last_ms());
-    Ok(SummaryUpdate {
-        finished: session.result().is_some(),
-        summary_json: serde_json::to_string(&summary)
-            .map_err(|e| HubError::Internal(format!("summary: {e}")))?,
-    })
-}
-
 /// What a listing shows of a game.
 #[derive(Debug, Clone)]
 pub enum Listed {
@@ -131,204 +71,6 @@ pub enum Listed {
     Live(GameHandle),
     /// Not in memory (finished and idle): its stored summary.
     Stored(Arc<GameMeta>, Box<GameSummary>),
-}
-
-/// The serde JSON of events, as the store keeps them.
-pub(crate) fn encode(events: &[GameEvent]) -> Result<Vec<Vec<u8>>, HubError> {
-    events
-        .iter()
-        .map(|e| serde_json::to_vec(e).map_err(|e| HubError::Internal(format!("event: {e}"))))
-        .collect()
-}
-
-/// The events of stored rows.
-///
-/// # Errors
-/// [`HubError::Corrupt`] naming the row that does not decode.
-pub(crate) fn decode(id: &str, rows: &[StoredEvent]) -> Result<Vec<GameEvent>, HubError> {
-    rows.iter()
-        .map(|r| {
-            serde_json::from_slice(&r.payload)
-                .map_err(|e| HubError::Corrupt(format!("{id}: event {}: {e}", r.seq)))
-        })
-        .collect()
-}
-
-/// A live game: its names and the way to its task. Cheap to clone.
-#[derive(Clone)]
-pub struct GameHandle {
-    meta: Arc<GameMeta>,
-    tx: mpsc::Sender<Msg>,
-    store: Arc<dyn EventStore>,
-    watcher_queue: usize,
-    /// To load the game again if its task left memory after this handle was taken.
-    hub: Weak<Hub>,
-    timeline: Timeline,
-}
-
-/// Who is looking: the live game, or the public view behind the broadcast delay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Audience {
-    /// Arbiters, the game's board and its players: the game as it stands.
-    Live,
-    /// Viewers: the game as it was `broadcast_delay_ms` ago.
-    Public,
-}
-
-impl std::fmt::Debug for GameHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GameHandle")
-            .field("id", &self.meta.id)
-            .finish_non_exhaustive()
-    }
-}
-
-impl GameHandle {
-    /// The game's names.
-    pub fn meta(&self) -> &GameMeta {
-        &self.meta
-    }
-
-    /// Sends to the game's task. A task that left memory (an idle finished game) drops
-    /// what it had not started: such a message comes back (`Err(msg)`) to be sent again
-    /// to the game loaded anew.
-    async fn send(&self, msg: Msg) -> Result<(), HubError> {
-        let Err(mpsc::error::SendError(msg)) = self.tx.send(msg).await else {
-            return Ok(());
-        };
-        let hub = self.hub.upgrade().ok_or(HubError::ShuttingDown)?;
-        if hub.stopping() {
-            return Err(HubError::ShuttingDown);
-        }
-        let fresh = hub.game(&self.meta.id).await?;
-        fresh.tx.send(msg).await.map_err(|_| HubError::ShuttingDown)
-    }
-
-    /// Runs a command: time's own events first (flags, "Time!"), then the command's,
-    /// appended durably before the reply. Returns the events and `view` of the session
-    /// after them, read in the same step. Dropping the future does not undo or stop the
-    /// command once it is queued: it happens completely or, if refused, not at all.
-    ///
-    /// # Errors
-    /// The game refuses (nothing changed), `expected_seq` is stale, the store fails
-    /// (nothing changed), or the server is shutting down (nothing recorded).
-    pub async fn command<R, F>(
-        &self,
-        actor: Actor,
-        cmd: Command,
-        expected_seq: Option<u64>,
-        view: F,
-    ) -> Result<(Vec<Arc<Published>>, R), HubError>
-    where
-        F: FnOnce(&Session, u64) -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        self.command_from_board(actor, cmd, expected_seq, None, view)
-            .await
-    }
-
-    /// Like [`GameHandle::command`], recording an electronic board's own timestamp
-    /// (`board_ms`) in the events the message causes.
-    ///
-    /// # Errors
-    /// As [`GameHandle::command`].
-    pub async fn command_from_board<R, F>(
-        &self,
-        actor: Actor,
-        cmd: Command,
-        expected_seq: Option<u64>,
-        board_ms: Option<i64>,
-        view: F,
-    ) -> Result<(Vec<Arc<Published>>, R), HubError>
-    where
-        F: FnOnce(&Session, u64) -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        let (reply, answer) = oneshot::channel();
-        let done: task::Done = Box::new(move |result| {
-            let _ = reply.send(result.map(|(session, now, events)| (events, view(session, now))));
-        });
-        self.send(Msg::Command {
-            actor,
-            cmd,
-            expected_seq,
-            board_ms,
-            received: Instant::now(),
-            done,
-        })
-        .await?;
-        answer.await.map_err(|_| HubError::ShuttingDown)?
-    }
-
-    /// Reads the session as it stands (in the game's task; no copy of the game).
-    ///
-    /// # Errors
-    /// [`HubError::ShuttingDown`].
-    pub async fn read<R, F>(&self, f: F) -> Result<R, HubError>
-    where
-        F: FnOnce(&Session, u64) -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        self.read_as(Audience::Live, f).await
-    }
-
-    /// Reads the session as `audience` sees it, with the instant it is seen at: for the
-    /// public of a game with a broadcast delay, the game as it was `delay` ago.
-    ///
-    /// # Errors
-    /// [`HubError::ShuttingDown`].
-    pub async fn read_as<R, F>(&self, audience: Audience, f: F) -> Result<R, HubError>
-    where
-        F: FnOnce(&Session, u64) -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        let (reply, answer) = oneshot::channel();
-        self.send(Msg::Read {
-            f: Box::new(move |session, now| {
-                let _ = reply.send(f(session, now));
-            }),
-            public: audience == Audience::Public,
-        })
-        .await?;
-        answer.await.map_err(|_| HubError::ShuttingDown)
-    }
-
-    /// Watches the game live: every event with `seq > from_seq`, then the live ones.
-    ///
-    /// # Errors
-    /// [`HubError::ShuttingDown`].
-    pub async fn watch(&self, from_seq: u64) -> Result<Watch, HubError> {
-        self.watch_as(Audience::Live, from_seq).await
-    }
-
-    /// Watches the game as `audience` sees it: for the public of a game with a
-    /// broadcast delay, each event `delay` after it was recorded.
-    ///
-    /// # Errors
-    /// [`HubError::ShuttingDown`].
-    pub async fn watch_as(&self, audience: Audience, from_seq: u64) -> Result<Watch, HubError> {
-        let queue = Arc::new(WatchQueue::new(self.watcher_queue));
-        let (reply, answer) = oneshot::channel();
-        self.send(Msg::Watch {
-            queue: queue.clone(),
-            from_seq,
-            public: audience == Audience::Public,
-            reply,
-        })
-        .await?;
-        let start = answer.await.map_err(|_| HubError::ShuttingDown)?;
-        Ok(Watch::new(
-            self.clone(),
-            self.store.clone(),
-            queue,
-            from_seq,
-            start,
-        ))
-    }
-
-    fn timeline(&self) -> Timeline {
-        self.timeline
-    }
 }
 
 /// All live games, their store and the shutdown signal.
@@ -485,6 +227,10 @@ impl Hub {
             self.metrics.game_started();
         }
         let (tx, rx) = mpsc::channel(self.config.command_queue.max(1));
+        let this: Arc<Hub> = self.clone();
+        let loader: std::sync::Weak<dyn Loader> = Arc::downgrade(&this) as _;
+        let registry: std::sync::Weak<dyn Registry> = Arc::downgrade(&this) as _;
+        drop(this);
         let me = tx.downgrade();
         let meta = Arc::new(meta);
         let handle = GameHandle {
@@ -492,7 +238,7 @@ impl Hub {
             tx,
             store: self.store.clone(),
             watcher_queue: self.config.watcher_queue,
-            hub: Arc::downgrade(self),
+            hub: loader,
             timeline: self.timeline,
         };
         games.insert(meta.id.clone(), handle.clone());
@@ -509,7 +255,7 @@ impl Hub {
             watchers: Vec::new(),
             recent: Default::default(),
             retry_at: None,
-            hub: Arc::downgrade(self),
+            hub: registry,
             me,
             evict_after: self.config.evict_after,
             active_at: tokio::time::Instant::now(),
@@ -682,7 +428,7 @@ impl Hub {
     /// Removes an idle finished game's task from memory, if it is still the one loaded
     /// and nothing waits for it (`idle` is checked under the same lock). Returns whether
     /// it was removed.
-    fn evict(&self, id: &str, tx: &mpsc::Sender<Msg>, idle: impl FnOnce() -> bool) -> bool {
+    fn evict(&self, id: &str, tx: &mpsc::Sender<Msg>, idle: &dyn Fn() -> bool) -> bool {
         let mut games = self.games();
         let ours = games.get(id).is_some_and(|h| h.tx.same_channel(tx));
         if ours && idle() {
@@ -694,11 +440,32 @@ impl Hub {
     }
 }
 
+impl Registry for Hub {
+    fn evict(&self, id: &str, tx: &mpsc::Sender<Msg>, idle: &dyn Fn() -> bool) -> bool {
+        Hub::evict(self, id, tx, idle)
+    }
+}
+
+impl Loader for Hub {
+    fn reload(
+        self: Arc<Self>,
+        id: String,
+    ) -> Pin<Box<dyn Future<Output = Result<GameHandle, HubError>> + Send>> {
+        Box::pin(async move { self.game(&id).await })
+    }
+
+    fn stopping(&self) -> bool {
+        Hub::stopping(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::Command;
     use crate::rules::Variant;
     use crate::store::MemoryStore;
+    use crate::store::StoreError;
     use std::time::Duration;
 
     fn meta(id: &str) -> GameMeta {
@@ -874,6 +641,7 @@ mod tests {
 #[cfg(test)]
 mod watch_tests {
     use super::*;
+    use crate::game::Command;
     use crate::game::EventKind;
     use crate::rules::{Color, Variant};
     use crate::store::MemoryStore;
@@ -1097,6 +865,7 @@ mod watch_tests {
 #[cfg(test)]
 mod memory_tests {
     use super::*;
+    use crate::game::Command;
     use crate::rules::{Color, Variant};
     use crate::store::MemoryStore;
 

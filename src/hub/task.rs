@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::error::{HubError, decode, encode, summary_of};
+use super::meta::GameMeta;
 use super::metrics::Metrics;
-use super::watch::{Published, WatchEnd, WatchQueue, WatchStart};
-use super::{GameMeta, Hub, HubError, Timeline, decode, encode, summary_of};
+use super::queue::{Published, WatchEnd, WatchQueue, WatchStart};
+use super::timeline::Timeline;
 use crate::game::{Actor, Command, Decided, EventKind, GameEvent, Session};
 use crate::store::{EventStore, StoreError};
 
@@ -92,6 +94,13 @@ impl Public {
     }
 }
 
+/// Where a task that leaves memory removes itself (the hub).
+pub(super) trait Registry: Send + Sync {
+    /// Forgets the game `id` if `tx` is still its task's channel and `idle()` holds
+    /// (checked under the registry's lock); returns whether it did.
+    fn evict(&self, id: &str, tx: &mpsc::Sender<Msg>, idle: &dyn Fn() -> bool) -> bool;
+}
+
 /// How many recent events a task keeps for watchers that resume close behind.
 const RECENT: usize = 16;
 
@@ -112,7 +121,7 @@ pub(super) struct GameTask {
     pub recent: VecDeque<Arc<Published>>,
     pub retry_at: Option<tokio::time::Instant>,
     /// The hub, to leave its map when evicted.
-    pub hub: Weak<Hub>,
+    pub hub: Weak<dyn Registry>,
     /// The task's own channel (to check it is still the one the hub has).
     pub me: mpsc::WeakSender<Msg>,
     /// How long a finished game with no watcher stays after its last message.
@@ -191,7 +200,7 @@ impl GameTask {
             return false;
         };
         let rx = &self.rx;
-        let left = hub.evict(&self.meta.id, &me, || rx.is_empty());
+        let left = hub.evict(&self.meta.id, &me, &|| rx.is_empty());
         drop(me);
         if left {
             self.rx.close();

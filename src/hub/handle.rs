@@ -1,0 +1,416 @@
+//! A live game as callers hold it: [`GameHandle`] sends commands and reads to the game's
+//! task and opens watches.
+//!
+//! Watchers: each has a bounded queue the game's task fills as it commits. A watcher that
+//! falls behind is never slowed down to, and never slows the game: its queue is emptied
+//! and it gets a [`WatchItem::Resync`] with a fresh snapshot of the game, then the events
+//! after it, densely. A stream ends after its game's final event and at shutdown. The
+//! shape follows neon's storage broker (subscribers unregister when dropped, laggards get
+//! a snapshot) and lila-ws (a gap is answered with the whole state).
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Weak};
+use std::time::Instant;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::error::{HubError, decode};
+use super::meta::GameMeta;
+use super::queue::{Published, Step, WatchEnd, WatchQueue, WatchStart};
+use super::task::{self, Msg};
+use super::timeline::Timeline;
+use crate::game::{Actor, Command, Session};
+use crate::store::EventStore;
+
+/// Loads a game again when its task left memory after a handle was taken (the hub).
+pub(super) trait Loader: Send + Sync {
+    /// The game, loaded anew if it is not in memory.
+    fn reload(
+        self: Arc<Self>,
+        id: String,
+    ) -> Pin<Box<dyn Future<Output = Result<GameHandle, HubError>> + Send>>;
+    /// Whether shutdown has begun.
+    fn stopping(&self) -> bool;
+}
+
+/// A live game: its names and the way to its task. Cheap to clone.
+#[derive(Clone)]
+pub struct GameHandle {
+    pub(super) meta: Arc<GameMeta>,
+    pub(super) tx: mpsc::Sender<Msg>,
+    pub(super) store: Arc<dyn EventStore>,
+    pub(super) watcher_queue: usize,
+    /// To load the game again if its task left memory after this handle was taken.
+    pub(super) hub: Weak<dyn Loader>,
+    pub(super) timeline: Timeline,
+}
+
+/// Who is looking: the live game, or the public view behind the broadcast delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// Arbiters, the game's board and its players: the game as it stands.
+    Live,
+    /// Viewers: the game as it was `broadcast_delay_ms` ago.
+    Public,
+}
+
+impl std::fmt::Debug for GameHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GameHandle")
+            .field("id", &self.meta.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GameHandle {
+    /// The game's names.
+    pub fn meta(&self) -> &GameMeta {
+        &self.meta
+    }
+
+    /// Sends to the game's task. A task that left memory (an idle finished game) drops
+    /// what it had not started: such a message comes back (`Err(msg)`) to be sent again
+    /// to the game loaded anew.
+    async fn send(&self, msg: Msg) -> Result<(), HubError> {
+        let Err(mpsc::error::SendError(msg)) = self.tx.send(msg).await else {
+            return Ok(());
+        };
+        let hub = self.hub.upgrade().ok_or(HubError::ShuttingDown)?;
+        if hub.stopping() {
+            return Err(HubError::ShuttingDown);
+        }
+        let fresh = hub.reload(self.meta.id.clone()).await?;
+        fresh.tx.send(msg).await.map_err(|_| HubError::ShuttingDown)
+    }
+
+    /// Runs a command: time's own events first (flags, "Time!"), then the command's,
+    /// appended durably before the reply. Returns the events and `view` of the session
+    /// after them, read in the same step. Dropping the future does not undo or stop the
+    /// command once it is queued: it happens completely or, if refused, not at all.
+    ///
+    /// # Errors
+    /// The game refuses (nothing changed), `expected_seq` is stale, the store fails
+    /// (nothing changed), or the server is shutting down (nothing recorded).
+    pub async fn command<R, F>(
+        &self,
+        actor: Actor,
+        cmd: Command,
+        expected_seq: Option<u64>,
+        view: F,
+    ) -> Result<(Vec<Arc<Published>>, R), HubError>
+    where
+        F: FnOnce(&Session, u64) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.command_from_board(actor, cmd, expected_seq, None, view)
+            .await
+    }
+
+    /// Like [`GameHandle::command`], recording an electronic board's own timestamp
+    /// (`board_ms`) in the events the message causes.
+    ///
+    /// # Errors
+    /// As [`GameHandle::command`].
+    pub async fn command_from_board<R, F>(
+        &self,
+        actor: Actor,
+        cmd: Command,
+        expected_seq: Option<u64>,
+        board_ms: Option<i64>,
+        view: F,
+    ) -> Result<(Vec<Arc<Published>>, R), HubError>
+    where
+        F: FnOnce(&Session, u64) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let done: task::Done = Box::new(move |result| {
+            let _ = reply.send(result.map(|(session, now, events)| (events, view(session, now))));
+        });
+        self.send(Msg::Command {
+            actor,
+            cmd,
+            expected_seq,
+            board_ms,
+            received: Instant::now(),
+            done,
+        })
+        .await?;
+        answer.await.map_err(|_| HubError::ShuttingDown)?
+    }
+
+    /// Reads the session as it stands (in the game's task; no copy of the game).
+    ///
+    /// # Errors
+    /// [`HubError::ShuttingDown`].
+    pub async fn read<R, F>(&self, f: F) -> Result<R, HubError>
+    where
+        F: FnOnce(&Session, u64) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.read_as(Audience::Live, f).await
+    }
+
+    /// Reads the session as `audience` sees it, with the instant it is seen at: for the
+    /// public of a game with a broadcast delay, the game as it was `delay` ago.
+    ///
+    /// # Errors
+    /// [`HubError::ShuttingDown`].
+    pub async fn read_as<R, F>(&self, audience: Audience, f: F) -> Result<R, HubError>
+    where
+        F: FnOnce(&Session, u64) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        self.send(Msg::Read {
+            f: Box::new(move |session, now| {
+                let _ = reply.send(f(session, now));
+            }),
+            public: audience == Audience::Public,
+        })
+        .await?;
+        answer.await.map_err(|_| HubError::ShuttingDown)
+    }
+
+    /// Watches the game live: every event with `seq > from_seq`, then the live ones.
+    ///
+    /// # Errors
+    /// [`HubError::ShuttingDown`].
+    pub async fn watch(&self, from_seq: u64) -> Result<Watch, HubError> {
+        self.watch_as(Audience::Live, from_seq).await
+    }
+
+    /// Watches the game as `audience` sees it: for the public of a game with a
+    /// broadcast delay, each event `delay` after it was recorded.
+    ///
+    /// # Errors
+    /// [`HubError::ShuttingDown`].
+    pub async fn watch_as(&self, audience: Audience, from_seq: u64) -> Result<Watch, HubError> {
+        let queue = Arc::new(WatchQueue::new(self.watcher_queue));
+        let (reply, answer) = oneshot::channel();
+        self.send(Msg::Watch {
+            queue: queue.clone(),
+            from_seq,
+            public: audience == Audience::Public,
+            reply,
+        })
+        .await?;
+        let start = answer.await.map_err(|_| HubError::ShuttingDown)?;
+        Ok(Watch::new(
+            self.clone(),
+            self.store.clone(),
+            queue,
+            from_seq,
+            start,
+        ))
+    }
+
+    pub(super) fn timeline(&self) -> Timeline {
+        self.timeline
+    }
+}
+
+/// The game as it stood at one seq, for a watcher that fell behind.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The session at [`Snapshot::seq`].
+    pub session: Session,
+    /// The instant it was read at (monotonic ms), for its clocks.
+    pub now_ms: u64,
+}
+
+impl Snapshot {
+    /// The last seq the snapshot reflects.
+    pub fn seq(&self) -> u64 {
+        self.session.last_seq()
+    }
+}
+
+/// What a watcher receives.
+#[derive(Debug, Clone)]
+pub enum WatchItem {
+    /// The next event (its seq is the previous one's plus one).
+    Event(Arc<Published>),
+    /// The watcher fell behind: the game as it stands; events continue after its seq.
+    Resync(Box<Snapshot>),
+    /// The stream is over; nothing follows.
+    End(WatchEnd),
+}
+
+/// A watcher of one game: every event after `from_seq` in order, then the live ones.
+/// Dropping it unregisters it.
+pub struct Watch {
+    game: GameHandle,
+    store: Arc<dyn EventStore>,
+    queue: Arc<WatchQueue>,
+    last: u64,
+    backlog: VecDeque<Arc<Published>>,
+    history_until: u64,
+    ended: bool,
+    delay_ms: u64,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch")
+            .field("game", &self.game.meta().id)
+            .field("last", &self.last)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.queue.leave();
+    }
+}
+
+impl Watch {
+    pub(super) fn new(
+        game: GameHandle,
+        store: Arc<dyn EventStore>,
+        queue: Arc<WatchQueue>,
+        from_seq: u64,
+        start: WatchStart,
+    ) -> Watch {
+        let (backlog, history_until) = match start.backlog {
+            Some(events) => (events.into(), 0),
+            None if start.last_seq > from_seq => (VecDeque::new(), start.last_seq),
+            None => (VecDeque::new(), 0),
+        };
+        Watch {
+            game,
+            store,
+            queue,
+            last: from_seq,
+            backlog,
+            history_until,
+            ended: false,
+            delay_ms: start.delay_ms,
+        }
+    }
+
+    /// The game watched.
+    pub fn game(&self) -> &GameHandle {
+        &self.game
+    }
+
+    /// The last seq delivered (or the snapshot's, after a resync).
+    pub fn last_seq(&self) -> u64 {
+        self.last
+    }
+
+    /// Counts events up to `seq` as delivered (a caller that delivered them another way,
+    /// as a board stream does with the events of its own messages).
+    pub fn skip_to(&mut self, seq: u64) {
+        self.last = self.last.max(seq);
+    }
+
+    /// The next item; `None` after [`WatchItem::End`] was returned.
+    ///
+    /// # Errors
+    /// The store failing while the history is read, or a stored event that does not
+    /// decode or replay; the watch is over then.
+    pub async fn next(&mut self) -> Option<Result<WatchItem, HubError>> {
+        if self.ended {
+            return None;
+        }
+        let item = self.next_inner().await;
+        if matches!(item, Ok(WatchItem::End(_)) | Err(_)) {
+            self.ended = true;
+        }
+        if let (Ok(WatchItem::Event(e)), true) = (&item, self.delay_ms > 0) {
+            // The public sees each event `delay` after it was recorded.
+            let at = e.event.at.mono_ms.saturating_add(self.delay_ms);
+            tokio::time::sleep_until(self.game.timeline().instant(at)).await;
+        }
+        Some(item)
+    }
+
+    async fn next_inner(&mut self) -> Result<WatchItem, HubError> {
+        loop {
+            if let Some(e) = self.backlog.pop_front() {
+                if e.event.seq > self.last {
+                    self.last = e.event.seq;
+                    return Ok(WatchItem::Event(e));
+                }
+                continue;
+            }
+            if self.history_until > self.last {
+                let until = self.history_until;
+                self.history_until = 0;
+                let mut history: VecDeque<_> = self.history(self.last, until).await?.into();
+                history.append(&mut self.backlog);
+                self.backlog = history;
+                continue;
+            }
+            let notified = self.queue.notified();
+            let step = self.queue.take();
+            match step {
+                Step::Resync if self.delay_ms > 0 => {
+                    // Behind the public delay a snapshot would be the live game: fill
+                    // the gap from the log instead, each event still delayed.
+                    match self.game.read(|s, _| s.last_seq()).await {
+                        Ok(live) => self.history_until = live,
+                        Err(HubError::ShuttingDown) => {
+                            return Ok(WatchItem::End(WatchEnd::ShuttingDown));
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Step::Resync => {
+                    let snapshot = self
+                        .game
+                        .read(|session, now_ms| Snapshot {
+                            session: session.clone(),
+                            now_ms,
+                        })
+                        .await;
+                    return match snapshot {
+                        Ok(snap) => {
+                            self.last = self.last.max(snap.seq());
+                            Ok(WatchItem::Resync(Box::new(snap)))
+                        }
+                        Err(HubError::ShuttingDown) => Ok(WatchItem::End(WatchEnd::ShuttingDown)),
+                        Err(e) => Err(e),
+                    };
+                }
+                Step::Item(e) => {
+                    let seq = e.event.seq;
+                    if seq <= self.last {
+                        continue;
+                    }
+                    if seq > self.last + 1 {
+                        // Never expected (the queue starts where the history ends), but
+                        // a gap is filled from the log rather than passed on.
+                        self.history_until = seq - 1;
+                        self.backlog.push_back(e);
+                        continue;
+                    }
+                    self.last = seq;
+                    return Ok(WatchItem::Event(e));
+                }
+                Step::End(end) => return Ok(WatchItem::End(end)),
+                Step::Wait => notified.await,
+            }
+        }
+    }
+
+    /// The events in `(after, until]` from the store, with their notes (the whole log is
+    /// folded to compute them).
+    async fn history(&self, after: u64, until: u64) -> Result<Vec<Arc<Published>>, HubError> {
+        let id = &self.game.meta().id;
+        let rows = self.store.load(id, 1).await?;
+        let events = decode(id, &rows)?;
+        let (_, notes) =
+            Session::replay_noted(&events).map_err(|e| HubError::Corrupt(format!("{id}: {e}")))?;
+        Ok(events
+            .into_iter()
+            .zip(notes)
+            .filter(|(e, _)| e.seq > after && e.seq <= until)
+            .map(|(event, note)| Arc::new(Published { event, note }))
+            .collect())
+    }
+}
