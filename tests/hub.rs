@@ -188,7 +188,8 @@ async fn cancelled_submits_never_wedge_a_game() {
     let s = start().await;
     let mut id = new_game(&s, SHUFFLE, "").await;
     let mut live = watch(&s, &id, 0).await;
-    let (mut cut, mut ok, mut played) = (0, 0, 1);
+    let (mut cut, mut ok, mut raced, mut played) = (0, 0, 0, 1);
+    let mut cut_last = false;
     for i in 0..1000u64 {
         let game = get(&s, &id).await;
         if game.status == pb::GameStatus::Finished as i32 {
@@ -205,10 +206,25 @@ async fn cancelled_submits_never_wedge_a_game() {
         r.set_timeout(d);
         let mut client = games(&s);
         match tokio::time::timeout(d, client.submit_move(r)).await {
-            Err(_) => cut += 1,
-            Ok(Ok(_)) => ok += 1,
-            Ok(Err(e)) if matches!(e.code(), Code::DeadlineExceeded | Code::Cancelled) => cut += 1,
+            Err(_) => cut_last = true,
+            Ok(Ok(_)) => {
+                ok += 1;
+                cut_last = false;
+            }
+            Ok(Err(e)) if matches!(e.code(), Code::DeadlineExceeded | Code::Cancelled) => {
+                cut_last = true
+            }
+            // A call cut short on the client may still be queued at the server, and then
+            // it happens: the move read from GetGame can be one behind. That is the only
+            // refusal allowed.
+            Ok(Err(e)) if cut_last && e.code() == Code::FailedPrecondition => {
+                raced += 1;
+                cut_last = false;
+            }
             Ok(Err(e)) => panic!("a cycle move is legal or cut short, never refused: {e:?}"),
+        }
+        if cut_last {
+            cut += 1;
         }
         // A stream cancelled midway now and then.
         if i % 100 == 7 {
@@ -218,7 +234,8 @@ async fn cancelled_submits_never_wedge_a_game() {
         }
     }
     eprintln!(
-        "1000 submits over {played} games: {ok} acknowledged, {cut} cut short by their deadline, 0 refused"
+        "1000 submits over {played} games: {ok} acknowledged, {cut} cut short by their deadline, \
+         {raced} refused after racing a cut-short move that still happened"
     );
     assert!(cut > 0, "some deadlines must expire");
     let game = get(&s, &id).await;
