@@ -363,17 +363,39 @@ async fn board_stream(
     (tx, feed)
 }
 
+/// The next event the board did not cause (the periodic clocks are skipped).
 async fn unsolicited(feed: &mut Streaming<pb::BoardFeedback>) -> pb::game_event::Kind {
-    let f = tokio::time::timeout(Duration::from_secs(5), feed.next())
+    loop {
+        let f = tokio::time::timeout(Duration::from_secs(5), feed.next())
+            .await
+            .expect("within 5 s")
+            .expect("open")
+            .expect("feedback");
+        assert_eq!(f.message_id, 0, "not an answer to a board message: {f:?}");
+        match f.kind {
+            Some(pb::board_feedback::Kind::Event(e)) => return e.kind.expect("kind"),
+            Some(pb::board_feedback::Kind::Clock(_)) => continue,
+            other => panic!("not an event: {other:?}"),
+        }
+    }
+}
+
+/// While a clock runs, a bound board is sent both clocks every second.
+#[tokio::test]
+async fn a_board_is_sent_the_running_clocks() {
+    let s = start().await;
+    let id = new_game(&s, "", "10m").await;
+    let (_tx, mut feed) = board_stream(&s, &id).await;
+    let f = tokio::time::timeout(Duration::from_secs(3), feed.next())
         .await
-        .expect("within 5 s")
+        .expect("within 3 s")
         .expect("open")
         .expect("feedback");
-    assert_eq!(f.message_id, 0, "not an answer to a board message: {f:?}");
-    match f.kind {
-        Some(pb::board_feedback::Kind::Event(e)) => e.kind.expect("kind"),
-        other => panic!("not an event: {other:?}"),
-    }
+    let Some(pb::board_feedback::Kind::Clock(c)) = f.kind else {
+        panic!("the clocks: {f:?}")
+    };
+    assert_eq!(c.running_side, pb::Side::White as i32);
+    assert!(c.white_ms < 600_000 && c.black_ms == 600_000, "{c:?}");
 }
 
 /// A bound board hears its game's events that others caused: a digital move, an

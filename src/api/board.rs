@@ -2,7 +2,8 @@
 //! lifts, placements, releases, clock presses and snapshots. It gets an acknowledgement
 //! or a refusal for each message, the events each message caused (with that message's
 //! id), and every other event of its game as it is recorded (message id 0: a digital
-//! move, a flag the timer recorded, an arbiter's ruling) — each event once, in order.
+//! move, a flag the timer recorded, an arbiter's ruling) — each event once, in order —
+//! and, every second while a clock runs, both clocks.
 //! The stream ends at shutdown with UNAVAILABLE.
 
 use async_stream::stream;
@@ -11,12 +12,13 @@ use tokio_stream::{Stream, StreamExt};
 
 use tonic::{Request, Response, Status, Streaming};
 
+use super::convert::reading_pb;
 use super::error::status;
 use super::pb;
 use super::service::{Api, occupancy};
 use super::watch::next_pb;
 use crate::api::auth::Role;
-use crate::game::BoardInput;
+use crate::game::{BoardInput, ClockReading, ClockRun};
 use crate::hub::{HubError, Watch};
 
 fn rejected(id: u64, s: &Status) -> pb::BoardFeedback {
@@ -47,8 +49,12 @@ async fn next_event(watch: &mut Option<Watch>) -> Option<Result<pb::GameEvent, S
 enum Input {
     Message(Option<Result<pb::BoardMessage, Status>>),
     Event(Box<Option<Result<pb::GameEvent, Status>>>),
+    Tick,
     Stop,
 }
+
+/// How often a bound board is sent the clocks while one runs.
+const CLOCK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Runs one board connection.
 pub fn session(
@@ -62,17 +68,37 @@ pub fn session(
         // Counted in the boards gauge until the stream ends or the board hangs up.
         let _open = open;
         tokio::pin!(stopped);
-        let mut bound = None;
+        let mut bound: Option<crate::hub::GameHandle> = None;
         let mut watch: Option<Watch> = None;
         let mut board_id = String::new();
+        let mut ticks = tokio::time::interval(CLOCK_EVERY);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             let input = tokio::select! {
                 biased;
                 () = &mut stopped => Input::Stop,
                 e = next_event(&mut watch) => Input::Event(Box::new(e)),
                 m = inbound.next() => Input::Message(m),
+                _ = ticks.tick() => Input::Tick,
             };
             let msg = match input {
+                Input::Tick => {
+                    // While a clock runs, the board is sent both clocks (message id 0).
+                    if let Some(h) = bound.as_ref() {
+                        let reading = h
+                            .read(|s, now| s.clock().map(|c| ClockReading::of(c, now)))
+                            .await;
+                        if let Ok(Some(r)) = reading
+                            && matches!(r.run, ClockRun::Running(_))
+                        {
+                            yield Ok(pb::BoardFeedback {
+                                message_id: 0,
+                                kind: Some(pb::board_feedback::Kind::Clock(reading_pb(&r))),
+                            });
+                        }
+                    }
+                    continue;
+                }
                 Input::Stop => {
                     yield Err(status(&HubError::ShuttingDown));
                     break;
