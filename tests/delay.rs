@@ -144,6 +144,19 @@ async fn moves_seen(api: &Api, token: &str) -> (u32, u32, usize) {
     )
 }
 
+/// The game as the viewer gets it now.
+async fn public_game(api: &Api) -> pb::Game {
+    api.get_game(req(
+        "view",
+        pb::GetGameRequest {
+            game_id: "g".into(),
+        },
+    ))
+    .await
+    .expect("get")
+    .into_inner()
+}
+
 /// GetGame, ListGames and ExportPdn: the viewer and a player of another game see the
 /// move only after the delay; the arbiter, the board and the game's player at once.
 #[tokio::test(start_paused = true)]
@@ -164,33 +177,15 @@ async fn every_read_rpc_holds_the_move_back_from_the_public() {
             "{public} not yet"
         );
     }
-    let game = api
-        .get_game(req(
-            "view",
-            pb::GetGameRequest {
-                game_id: "g".into(),
-            },
-        ))
-        .await
-        .expect("get")
-        .into_inner();
+    let game = public_game(&api).await;
     assert_eq!(
         game.status,
         pb::GameStatus::Created as i32,
-        "the start itself is 65 s old only for the arbiter"
+        "the public sees the game as it was 60 s ago: not started"
     );
     // The game started 5 s before the move: 55 s after the move it is 60 s old.
     advance(Duration::from_millis(DELAY - 5_000)).await;
-    let game = api
-        .get_game(req(
-            "view",
-            pb::GetGameRequest {
-                game_id: "g".into(),
-            },
-        ))
-        .await
-        .expect("get")
-        .into_inner();
+    let game = public_game(&api).await;
     assert_eq!(
         game.status,
         pb::GameStatus::Running as i32,
@@ -198,16 +193,7 @@ async fn every_read_rpc_holds_the_move_back_from_the_public() {
     );
     assert_eq!(game.move_count, 0, "the move is 55 s old");
     advance(Duration::from_millis(4_999)).await;
-    let game = api
-        .get_game(req(
-            "view",
-            pb::GetGameRequest {
-                game_id: "g".into(),
-            },
-        ))
-        .await
-        .expect("get")
-        .into_inner();
+    let game = public_game(&api).await;
     assert_eq!(game.move_count, 0, "the move is 59.999 s old");
     let clock = game.clock.expect("timed");
     assert_eq!(
@@ -223,6 +209,18 @@ async fn every_read_rpc_holds_the_move_back_from_the_public() {
     );
 }
 
+/// The instant a stream delivers its first move.
+async fn first_move_at(
+    mut s: impl tokio_stream::Stream<Item = Result<pb::GameEvent, tonic::Status>> + Unpin,
+) -> Instant {
+    loop {
+        let e = s.next().await.expect("open").expect("event");
+        if matches!(e.kind, Some(pb::game_event::Kind::MovePlayed(_))) {
+            return Instant::now();
+        }
+    }
+}
+
 /// WatchGame and WatchEvent: the viewer receives the move `delay` after it was made,
 /// the arbiter at once.
 #[tokio::test(start_paused = true)]
@@ -232,7 +230,7 @@ async fn streams_deliver_to_the_public_after_the_delay() {
     let watch = |token: &'static str| {
         let api = api.clone();
         async move {
-            let mut s = api
+            let s = api
                 .watch_game(req(
                     token,
                     pb::WatchGameRequest {
@@ -243,18 +241,13 @@ async fn streams_deliver_to_the_public_after_the_delay() {
                 .await
                 .expect("watch")
                 .into_inner();
-            loop {
-                let e = s.next().await.expect("open").expect("event");
-                if matches!(e.kind, Some(pb::game_event::Kind::MovePlayed(_))) {
-                    return Instant::now();
-                }
-            }
+            first_move_at(s).await
         }
     };
     let around = |token: &'static str| {
         let api = api.clone();
         async move {
-            let mut s = api
+            let s = api
                 .watch_event(req(
                     token,
                     pb::WatchEventRequest {
@@ -265,12 +258,7 @@ async fn streams_deliver_to_the_public_after_the_delay() {
                 .await
                 .expect("watch")
                 .into_inner();
-            loop {
-                let e = s.next().await.expect("open").expect("event");
-                if matches!(e.kind, Some(pb::game_event::Kind::MovePlayed(_))) {
-                    return Instant::now();
-                }
-            }
+            first_move_at(s).await
         }
     };
     assert_eq!(watch("arb").await, made, "the arbiter at once");

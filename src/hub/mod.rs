@@ -681,28 +681,9 @@ mod watch_tests {
     }
 
     async fn shuffle(g: &GameHandle, n: usize) {
-        const CYCLE: [&str; 4] = ["c1-d2", "h8-g7", "d2-c1", "g7-h8"];
-        for i in 0..n {
-            let side = if i % 2 == 0 {
-                Color::White
-            } else {
-                Color::Black
-            };
-            let (_, plies) = g
-                .command(
-                    Actor::Player(side),
-                    Command::SubmitMove {
-                        side,
-                        notation: CYCLE[i % 4].into(),
-                        offer_draw: false,
-                    },
-                    None,
-                    |s, _| s.moves().len(),
-                )
-                .await
-                .expect("legal");
-            assert_eq!(plies, i + 1);
-        }
+        shuffle_from(g, 0, n).await;
+        let plies = g.read(|s, _| s.moves().len()).await.expect("read");
+        assert_eq!(plies, n);
     }
 
     async fn seq_of(item: Option<Result<WatchItem, HubError>>) -> WatchItem {

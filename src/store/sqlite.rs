@@ -129,6 +129,28 @@ impl SqliteStore {
         rx.await.map_err(|_| StoreError::Closed)?
     }
 
+    /// Queues an append (with the row's summary, if given) for the writer's next batch.
+    async fn append_op(
+        &self,
+        game_id: &str,
+        expected_next_seq: u64,
+        payloads: Vec<Vec<u8>>,
+        summary: Option<SummaryUpdate>,
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        let (reply, rx) = oneshot::channel();
+        let op = Op::Append {
+            game_id: game_id.to_string(),
+            expected_next_seq,
+            payloads,
+            summary,
+        };
+        self.submit(op, Reply::Seq(reply)).await?;
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+
     async fn submit(&self, op: Op, reply: Reply) -> Result<(), StoreError> {
         self.inner
             .tx
@@ -209,18 +231,8 @@ impl EventStore for SqliteStore {
         expected_next_seq: u64,
         payloads: Vec<Vec<u8>>,
     ) -> Result<u64, StoreError> {
-        if payloads.is_empty() {
-            return Err(StoreError::EmptyAppend);
-        }
-        let (reply, rx) = oneshot::channel();
-        let op = Op::Append {
-            game_id: game_id.to_string(),
-            expected_next_seq,
-            payloads,
-            summary: None,
-        };
-        self.submit(op, Reply::Seq(reply)).await?;
-        rx.await.map_err(|_| StoreError::Closed)?
+        self.append_op(game_id, expected_next_seq, payloads, None)
+            .await
     }
 
     async fn append_with_summary(
@@ -230,18 +242,8 @@ impl EventStore for SqliteStore {
         payloads: Vec<Vec<u8>>,
         summary: SummaryUpdate,
     ) -> Result<u64, StoreError> {
-        if payloads.is_empty() {
-            return Err(StoreError::EmptyAppend);
-        }
-        let (reply, rx) = oneshot::channel();
-        let op = Op::Append {
-            game_id: game_id.to_string(),
-            expected_next_seq,
-            payloads,
-            summary: Some(summary),
-        };
-        self.submit(op, Reply::Seq(reply)).await?;
-        rx.await.map_err(|_| StoreError::Closed)?
+        self.append_op(game_id, expected_next_seq, payloads, Some(summary))
+            .await
     }
 
     async fn load(&self, game_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>, StoreError> {
