@@ -535,3 +535,44 @@ async fn a_board_timestamp_is_recorded_beside_the_servers() {
         "{again:?}"
     );
 }
+
+/// An irregularity on the board names the official position to restore.
+#[tokio::test]
+async fn an_irregularity_names_the_position_to_restore() {
+    let s = start().await;
+    let id = new_game(&s, "", "").await;
+    let official = get(&s, &id).await.fen;
+    let (tx, mut feed) = board_stream(&s, &id).await;
+    for (n, kind) in [
+        (
+            2,
+            pb::board_message::Kind::Lift(pb::BoardSquare { square: 22 }),
+        ),
+        (
+            3,
+            pb::board_message::Kind::Release(pb::BoardSquare { square: 13 }),
+        ),
+    ] {
+        tx.send(pb::BoardMessage {
+            message_id: n,
+            board_time_ms: 0,
+            kind: Some(kind),
+        })
+        .await
+        .expect("send");
+    }
+    loop {
+        let f = tokio::time::timeout(Duration::from_secs(5), feed.next())
+            .await
+            .expect("within 5 s")
+            .expect("open")
+            .expect("feedback");
+        if let Some(pb::board_feedback::Kind::Event(e)) = f.kind
+            && let Some(pb::game_event::Kind::IrregularityFlagged(i)) = e.kind
+        {
+            assert_eq!(i.official_fen, official, "c3 to a5 is not a move (RU 1.4)");
+            assert_eq!(i.retake_with, 22);
+            return;
+        }
+    }
+}

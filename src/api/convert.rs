@@ -630,7 +630,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             side: side_pb(*side),
             description: detail.clone(),
             squares: Vec::new(),
-            official_fen: String::new(),
+            official_fen: note.official_fen.clone().unwrap_or_default(),
             retake_with: retake_with.unwrap_or(0),
         }),
         EventKind::IrregularityResolved { ruling, fen } => {

@@ -85,6 +85,8 @@ pub struct EventNote {
     pub side: Option<Color>,
     /// `Warning`: the warned side's warnings so far, this one included.
     pub count: u32,
+    /// `Irregularity`: the official position the board must be put back to (FEN).
+    pub official_fen: Option<String>,
 }
 
 /// Adds `note` of `event` to `notes` (the notes of `events`, which precede it): a press

@@ -452,6 +452,9 @@ impl Session {
         }
         self.apply_inner(e, extra.time_spent_ms.unwrap_or(0))?;
         let base = self.note_now(e.at.mono_ms);
+        if let EventKind::Irregularity { .. } = &e.kind {
+            extra.official_fen = Some(crate::notation::write_fen(self.position()));
+        }
         if let EventKind::Warning { side, .. } = &e.kind {
             extra.count = self.warnings.iter().filter(|w| w.side == *side).count() as u32;
         }
