@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use bench::{BenchArgs, BenchStore};
+pub use bench::{BenchArgs, BenchPart, BenchStore};
 pub use client::{ClientArgs, GameAction, channel, describe};
 pub use moves::MovesArgs;
 pub use perft::PerftArgs;
