@@ -5,13 +5,13 @@
 //! and loopback TCP alone.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use prost::Message;
 use tonic::{Request, Response, Status};
 
 use super::harness::{Running, closed_loop_run, on_client_thread, setup};
-use super::{Sample, range};
+use super::range;
 use crate::api::pb;
 use crate::store::MemoryStore;
 
@@ -133,57 +133,61 @@ pub(super) async fn capture(cycle: &Arc<Vec<String>>) -> Result<pb::SubmitMoveRe
     Ok(captured)
 }
 
-/// Moves per run at least, over all its games.
-const ANCHOR_MIN_MOVES: usize = 2000;
+/// Moves per game before each anchor run is measured (connections and windows warm).
+const ANCHOR_WARMUP: usize = 4;
 
-/// One figure per number of games: `rounds` pairs of runs, echo then service (memory),
-/// each on a fresh server; the ratio of each pair's throughputs.
+/// One figure per number of games: pairs of runs, echo then service (memory), each on
+/// a fresh server, together about `total` moves a side (at least `rounds` pairs). A game
+/// plays at most `moves` moves, as in the closed-loop lines: a session's copy grows
+/// with its length, so longer games would measure the game's length, not the transport.
+/// Prints the pooled ratio (all service moves over their time, against the echo's) and
+/// the range of the pairs' ratios.
 pub(super) async fn anchor(
     canned: &pb::SubmitMoveResponse,
     games: &[usize],
-    moves: usize,
-    rounds: usize,
+    plan: (usize, usize, usize),
     cycle: &Arc<Vec<String>>,
 ) -> Result<(), String> {
+    let (total, moves, rounds) = plan;
     println!(
         "anchor: echo server answers SubmitMove with a canned {}-byte response (captured from the service); \
-         {rounds} alternating pairs per size, {moves} moves per game (at least {ANCHOR_MIN_MOVES} per run)",
+         alternating pairs, at least {rounds} and about {total} moves a side per size, at most {moves} moves per game after {ANCHOR_WARMUP} not measured",
         canned.encoded_len()
     );
     for &n in games {
-        // Short runs are all noise: one game plays enough moves to last a while.
-        let moves = moves.max(ANCHOR_MIN_MOVES.div_ceil(n));
+        let per_game = moves.min(total.div_ceil(n)).max(1);
+        let pairs = rounds.max(total.div_ceil(n * per_game));
+        let sizes = (n, per_game, ANCHOR_WARMUP);
         let began = Instant::now();
-        let mut ratios = Vec::with_capacity(rounds);
-        let mut echo_rates = Vec::with_capacity(rounds);
-        let mut service_rates = Vec::with_capacity(rounds);
-        let mut last: Option<(Sample, Sample)> = None;
-        for _ in 0..rounds {
+        let mut ratios = Vec::with_capacity(pairs);
+        let (mut echo_time, mut service_time) = (Duration::ZERO, Duration::ZERO);
+        let (mut echo_moves, mut service_moves) = (0, 0);
+        for _ in 0..pairs {
             let echo =
-                closed_loop_run(Running::echo(canned.clone()).await?, n, moves, cycle, false)
-                    .await?;
+                closed_loop_run(Running::echo(canned.clone()).await?, sizes, cycle, false).await?;
             let service = closed_loop_run(
                 Running::real(Arc::new(MemoryStore::new())).await?,
-                n,
-                moves,
+                sizes,
                 cycle,
                 true,
             )
             .await?;
             ratios.push(service.per_second() / echo.per_second().max(1e-9));
-            echo_rates.push(echo.per_second());
-            service_rates.push(service.per_second());
-            last = Some((echo, service));
+            echo_time += echo.elapsed;
+            echo_moves += echo.latencies.len();
+            service_time += service.elapsed;
+            service_moves += service.latencies.len();
         }
-        if let Some((echo, service)) = last {
-            println!("{}", echo.line("echo (last)", n, "moves"));
-            println!("{}", service.line("memory (last)", n, "moves"));
-        }
+        let rate = |moves: usize, time: Duration| moves as f64 / time.as_secs_f64().max(1e-9);
+        let (echo_rate, service_rate) = (
+            rate(echo_moves, echo_time),
+            rate(service_moves, service_time),
+        );
         println!(
-            "games={n:<4} anchor memory/echo  {} (echo {} moves/s, memory {} moves/s; {:.1} s)  (target >= 0.8)",
+            "games={n:<4} anchor memory/echo  {:.2} (pairs {}; echo {echo_rate:.0} moves/s, memory {service_rate:.0} moves/s; \
+             {pairs} pairs of {per_game} moves per game in {:.1} s)  (target >= 0.8)",
+            service_rate / echo_rate.max(1e-9),
             range(&ratios, 2),
-            range(&echo_rates, 0),
-            range(&service_rates, 0),
             began.elapsed().as_secs_f64()
         );
     }

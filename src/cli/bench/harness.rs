@@ -292,30 +292,34 @@ pub(super) async fn play(
 }
 
 /// The service (or the echo) at `url`, as `bench` has always driven it: `games` games on
-/// their own connections, `moves` moves each, closed loop.
+/// their own connections, `moves` moves each, closed loop; after `warmup` moves per game
+/// not measured.
 pub(super) async fn drive(
     url: &str,
     games: usize,
     moves: usize,
+    warmup: usize,
     cycle: &Arc<Vec<String>>,
     real: bool,
 ) -> Result<Sample, String> {
-    let games = setup(url, games, real).await?;
+    let mut games = setup(url, games, real).await?;
+    if warmup > 0 {
+        games = play(games, warmup, cycle).await?.1;
+    }
     Ok(play(games, moves, cycle).await?.0)
 }
 
 /// Starts `server`, drives it from a client thread as [`drive`] does, stops it.
 pub(super) async fn closed_loop_run(
     server: Running,
-    games: usize,
-    moves: usize,
+    (games, moves, warmup): (usize, usize, usize),
     cycle: &Arc<Vec<String>>,
     real: bool,
 ) -> Result<Sample, String> {
     let url = server.url().to_string();
     let cycle = cycle.clone();
     let sample = on_client_thread("bench-clients", move || async move {
-        drive(&url, games, moves, &cycle, real).await
+        drive(&url, games, moves, warmup, &cycle, real).await
     })
     .await;
     let stopped = server.stop().await;

@@ -108,6 +108,10 @@ pub struct BenchArgs {
     /// Anchor: alternating echo/service pairs per number of games.
     #[arg(long, default_value_t = 3)]
     pub anchor_rounds: usize,
+    /// Anchor: moves a side per number of games, in as many pairs of runs as it takes
+    /// (each game plays at most `--moves`).
+    #[arg(long, default_value_t = 6400)]
+    pub anchor_moves: usize,
     /// Fan-out: WatchGame streams in all.
     #[arg(long, default_value_t = 10_000)]
     pub watchers: usize,
@@ -285,8 +289,7 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
         echo::anchor(
             &canned,
             &args.games,
-            args.moves,
-            args.anchor_rounds.max(1),
+            (args.anchor_moves, args.moves, args.anchor_rounds.max(1)),
             &cycle,
         )
         .await?;
@@ -357,7 +360,7 @@ async fn submit(
             let path = scratch.0.join(format!("service-{n}.sqlite"));
             let store = SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let server = Running::real(Arc::new(store)).await?;
-            let sample = closed_loop_run(server, n, args.moves, cycle, true).await?;
+            let sample = closed_loop_run(server, (n, args.moves, 0), cycle, true).await?;
             let ratio = baseline.map_or(String::new(), |b| {
                 format!(
                     "  = {:.2}x baseline (target >= 0.8x)",
@@ -369,7 +372,7 @@ async fn submit(
         }
         if memory {
             let server = Running::real(Arc::new(MemoryStore::new())).await?;
-            let sample = closed_loop_run(server, n, args.moves, cycle, true).await?;
+            let sample = closed_loop_run(server, (n, args.moves, 0), cycle, true).await?;
             println!("{}", sample.line("service memory", n, "moves"));
             if let Some(d) = durable {
                 println!(
