@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use bench::{BenchArgs, BenchStore};
+pub use bench::{BenchArgs, BenchPart, BenchStore};
 pub use client::{ClientArgs, GameAction, channel, describe};
 pub use moves::MovesArgs;
 pub use perft::PerftArgs;
@@ -42,7 +42,8 @@ pub enum Command {
     /// Talk to a running service: create, play, offer, claim, watch.
     Game(ClientArgs),
     /// Measure the service: SubmitMove throughput and latency, the SQLite baseline,
-    /// memory per game.
+    /// memory per game, the transport anchor, fan-out to watchers, an open-loop load,
+    /// CPU per move by game length, flag precision.
     Bench(BenchArgs),
 }
 

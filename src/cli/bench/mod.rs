@@ -1,4 +1,4 @@
-//! `draughts-arbiter bench`: the service's figures (issue 6), measured in one run.
+//! `draughts-arbiter bench`: the service's figures (issues 6 and 11), measured in one run.
 //!
 //! - Durable `SubmitMove` throughput and p50/p99 latency: a real server started in-process
 //!   on `127.0.0.1:0`, a real tonic client over loopback, N concurrent games, each driven
@@ -8,15 +8,26 @@
 //!   single-threaded runtime on a thread of their own, as a load generator's event loop
 //!   does (on a machine of two cores they take less of the server's CPU that way: their
 //!   tasks never wake each other across threads).
-//! - The same on the in-memory store: what the service costs without the disk.
+//! - The same on the in-memory store: what the service costs without the disk, and the
+//!   durability cost as the ratio of the two.
 //! - A raw SQLite group-commit baseline in the same run: N tasks each appending one
 //!   ~300-byte payload per call straight to [`SqliteStore`], awaited; the service is
 //!   reported as a ratio of it.
 //! - Resident memory per active game: timed games started (clocks running, timers armed)
 //!   in a [`Hub`] over a [`MemoryStore`], `/proc/self/statm` before and after.
+//! - Issue 11: the transport anchor ([`echo`]), fan-out to watchers ([`fanout`]), an
+//!   open-loop load on SQLite ([`open_loop`]), CPU per move by game length ([`plies`])
+//!   and flag precision ([`flags`]); `--only` picks parts.
 //!
 //! The games start from a position with two kings a side and shuffle them, so they never
 //! end: move-count draws are referred to the arbiter and repetitions need a claim.
+
+mod echo;
+mod fanout;
+mod flags;
+mod harness;
+mod open_loop;
+mod plies;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,19 +35,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use tokio::sync::{Barrier, oneshot};
-use tonic::transport::{Channel, Endpoint};
+use tokio::sync::Barrier;
 
-use crate::api::pb;
-use crate::api::pb::game_service_client::GameServiceClient;
 use crate::clock::TimeControl;
 use crate::game::{Actor, Command, GameSettings};
 use crate::hub::{GameMeta, Hub};
 use crate::notation::{parse_fen, write_move};
 use crate::rules::{Position, Variant};
-use crate::server::config::{Config, LogFormat};
-use crate::server::run::run as serve;
 use crate::store::{EventStore, GameRecord, MemoryStore, SqliteStore};
+use harness::{Running, closed_loop_run};
 
 /// Two kings a side, far enough apart that no capture is ever possible in the shuffle.
 const SHUFFLE_FEN: &str = "W:WK29,K32:BK1,K4";
@@ -56,13 +63,33 @@ pub enum BenchStore {
     Both,
 }
 
+/// A part of the bench, for `--only`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchPart {
+    /// Resident memory per running game.
+    Memory,
+    /// Closed-loop SubmitMove at each `--games` on `--store`, the SQLite baseline and the
+    /// durability cost (SQLite / memory).
+    Submit,
+    /// The transport anchor: the service (memory) against a bare echo server.
+    Anchor,
+    /// Watchers: deliveries/s, publish-to-receive latency, ack latency with and without.
+    Fanout,
+    /// Open-loop SubmitMove on SQLite at a fixed rate.
+    Open,
+    /// Server CPU per SubmitMove on short and long games.
+    Plies,
+    /// Flag precision with many flags due together.
+    Flags,
+}
+
 /// Arguments of `bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Concurrent games, one run each (comma-separated).
+    /// Concurrent games, one run each (comma-separated); also the sizes of the anchor.
     #[arg(long, value_delimiter = ',', default_value = "1,16,256")]
     pub games: Vec<usize>,
-    /// Moves each game plays in a run.
+    /// Moves each game plays in a closed-loop run.
     #[arg(long, default_value_t = 200)]
     pub moves: usize,
     /// The store the service runs on.
@@ -75,6 +102,55 @@ pub struct BenchArgs {
     /// Timed games for the memory measurement; 0 skips it.
     #[arg(long, default_value_t = 10_000)]
     pub memory_games: usize,
+    /// Only these parts (comma-separated) [default: all].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub only: Vec<BenchPart>,
+    /// Anchor: alternating echo/service pairs per number of games.
+    #[arg(long, default_value_t = 3)]
+    pub anchor_rounds: usize,
+    /// Anchor: moves a side per number of games, in as many pairs of runs as it takes
+    /// (each game plays at most `--moves`).
+    #[arg(long, default_value_t = 6400)]
+    pub anchor_moves: usize,
+    /// Fan-out: WatchGame streams in all.
+    #[arg(long, default_value_t = 10_000)]
+    pub watchers: usize,
+    /// Fan-out: games watched and moving.
+    #[arg(long, default_value_t = 100)]
+    pub watched_games: usize,
+    /// Fan-out: HTTP/2 connections the watchers share.
+    #[arg(long, default_value_t = 40)]
+    pub watch_connections: usize,
+    /// Fan-out: moves per second over all watched games.
+    #[arg(long, default_value_t = 200.0)]
+    pub fanout_rate: f64,
+    /// Fan-out: seconds of each phase (without, with, without watchers).
+    #[arg(long, default_value_t = 5.0)]
+    pub fanout_secs: f64,
+    /// Open loop: moves per second.
+    #[arg(long, default_value_t = 1000.0)]
+    pub open_rate: f64,
+    /// Open loop: games the moves are spread over.
+    #[arg(long, default_value_t = 500)]
+    pub open_games: usize,
+    /// Open loop: seconds.
+    #[arg(long, default_value_t = 8.0)]
+    pub open_secs: f64,
+    /// Game length: games per set (short and long).
+    #[arg(long, default_value_t = 64)]
+    pub ply_games: usize,
+    /// Flags: running games whose flags fall together.
+    #[arg(long, default_value_t = 10_000)]
+    pub flag_games: usize,
+    /// Flags: seconds over which the flags are due.
+    #[arg(long, default_value_t = 5.0)]
+    pub flag_window_secs: f64,
+}
+
+impl BenchArgs {
+    fn wants(&self, part: BenchPart) -> bool {
+        self.only.is_empty() || self.only.contains(&part)
+    }
 }
 
 /// Latencies of one run and how long it took.
@@ -90,12 +166,7 @@ impl Sample {
 
     /// Nearest-rank percentile, in milliseconds.
     fn percentile_ms(&self, q: f64) -> f64 {
-        let mut sorted = self.latencies.clone();
-        sorted.sort_unstable();
-        let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len().max(1));
-        sorted
-            .get(rank - 1)
-            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        percentile_ms(&self.latencies, q)
     }
 
     fn line(&self, label: &str, games: usize, unit: &str) -> String {
@@ -107,6 +178,33 @@ impl Sample {
             self.latencies.len(),
             self.elapsed.as_secs_f64()
         )
+    }
+}
+
+/// Nearest-rank percentile of durations, in milliseconds (0 when empty).
+fn percentile_ms(latencies: &[Duration], q: f64) -> f64 {
+    let ms: Vec<f64> = latencies.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    percentile_ms_f64(&ms, q)
+}
+
+/// Nearest-rank percentile of values already in milliseconds (0 when empty).
+fn percentile_ms_f64(values: &[f64], q: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len().max(1));
+    sorted.get(rank - 1).copied().unwrap_or(0.0)
+}
+
+/// "low-high" of several measurements (one value alone when there is one).
+fn range(values: &[f64], decimals: usize) -> String {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if values.is_empty() {
+        "-".into()
+    } else if values.len() == 1 || (hi - lo).abs() < f64::EPSILON {
+        format!("{lo:.decimals$}")
+    } else {
+        format!("{lo:.decimals$}-{hi:.decimals$}")
     }
 }
 
@@ -158,6 +256,7 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
     if args.moves == 0 || args.games.contains(&0) {
         return Err("--moves and every --games value must be at least 1".into());
     }
+    let began = Instant::now();
     let cycle = Arc::new(shuffle_cycle()?);
     let sqlite = matches!(args.store, BenchStore::Sqlite | BenchStore::Both);
     let memory = matches!(args.store, BenchStore::Memory | BenchStore::Both);
@@ -165,11 +264,12 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     println!(
         "bench: Russian, {SHUFFLE_FEN} king shuffle ({}), {TIME_CONTROL}, {} moves per game, \
-         one connection per game; {cpus} CPUs",
+         one connection per game; {cpus} CPUs; load average {}",
         cycle.join(" "),
-        args.moves
+        args.moves,
+        load_average()
     );
-    if sqlite {
+    if sqlite && (args.wants(BenchPart::Submit) || args.wants(BenchPart::Open)) {
         println!(
             "bench: SQLite files in {} (WAL, synchronous=FULL)",
             scratch.0.display()
@@ -177,12 +277,80 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
     }
 
     // First, before the other runs grow the heap.
-    if args.memory_games > 0 {
+    if args.memory_games > 0 && args.wants(BenchPart::Memory) {
         println!("{}", memory_per_game(args.memory_games).await?);
     }
 
+    if args.wants(BenchPart::Submit) {
+        submit(args, sqlite, memory, &scratch, &cycle).await?;
+    }
+    if args.wants(BenchPart::Anchor) {
+        let canned = echo::capture(&cycle).await?;
+        echo::anchor(
+            &canned,
+            &args.games,
+            (args.anchor_moves, args.moves, args.anchor_rounds.max(1)),
+            &cycle,
+        )
+        .await?;
+    }
+    if args.wants(BenchPart::Fanout) {
+        let plan = fanout::FanoutPlan {
+            watchers: args.watchers,
+            games: args.watched_games,
+            connections: args.watch_connections,
+            rate: args.fanout_rate,
+            secs: args.fanout_secs,
+        };
+        fanout::run(&plan, &cycle).await?;
+    }
+    if args.wants(BenchPart::Open) {
+        open_loop::sqlite_run(
+            args.open_games,
+            args.open_rate,
+            args.open_secs,
+            &scratch,
+            &cycle,
+        )
+        .await?;
+    }
+    if args.wants(BenchPart::Plies) {
+        let plan = plies::PliesPlan {
+            games: args.ply_games.max(1),
+            short: 10,
+            long: 300,
+            batch: 10,
+            rounds: 3,
+        };
+        plies::run(&plan, &cycle).await?;
+    }
+    if args.wants(BenchPart::Flags) {
+        let plan = flags::FlagPlan {
+            games: args.flag_games,
+            base_ms: 2_000,
+            window_ms: (args.flag_window_secs * 1000.0) as u64,
+        };
+        flags::run(&plan).await?;
+    }
+    println!(
+        "bench: done in {:.1} s; load average {}",
+        began.elapsed().as_secs_f64(),
+        load_average()
+    );
+    Ok(())
+}
+
+/// The closed-loop lines of issue 6 and the durability cost of issue 11 (item 3).
+async fn submit(
+    args: &BenchArgs,
+    sqlite: bool,
+    memory: bool,
+    scratch: &Scratch,
+    cycle: &Arc<Vec<String>>,
+) -> Result<(), String> {
     for &n in &args.games {
         let mut baseline = None;
+        let mut durable = None;
         if sqlite {
             let sample = baseline_run(n, args.moves, &scratch.0).await?;
             println!("{}", sample.line("sqlite baseline", n, "appends"));
@@ -191,7 +359,8 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
         if sqlite {
             let path = scratch.0.join(format!("service-{n}.sqlite"));
             let store = SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let sample = service_run(Arc::new(store), n, args.moves, &cycle).await?;
+            let server = Running::real(Arc::new(store)).await?;
+            let sample = closed_loop_run(server, (n, args.moves, 0), cycle, true).await?;
             let ratio = baseline.map_or(String::new(), |b| {
                 format!(
                     "  = {:.2}x baseline (target >= 0.8x)",
@@ -199,13 +368,29 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
                 )
             });
             println!("{}{ratio}", sample.line("service sqlite", n, "moves"));
+            durable = Some(sample.per_second());
         }
         if memory {
-            let sample = service_run(Arc::new(MemoryStore::new()), n, args.moves, &cycle).await?;
+            let server = Running::real(Arc::new(MemoryStore::new())).await?;
+            let sample = closed_loop_run(server, (n, args.moves, 0), cycle, true).await?;
             println!("{}", sample.line("service memory", n, "moves"));
+            if let Some(d) = durable {
+                println!(
+                    "games={n:<4} durability       sqlite/memory = {:.2}  (target >= 0.85 at 256 games)",
+                    d / sample.per_second().max(1e-9)
+                );
+            }
         }
     }
     Ok(())
+}
+
+/// The 1, 5 and 15 minute load averages, as `uptime` prints them.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").map_or_else(
+        |_| "unknown".into(),
+        |s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+    )
 }
 
 /// Four quiet king moves from [`SHUFFLE_FEN`] that lead back to it: white goes, black
@@ -311,156 +496,6 @@ async fn collect(
         latencies,
         elapsed: began.elapsed(),
     })
-}
-
-async fn connect(url: &str) -> Result<Channel, String> {
-    let endpoint = Endpoint::from_shared(url.to_string()).map_err(|e| format!("{url}: {e}"))?;
-    let mut last = String::new();
-    for _ in 0..50 {
-        match endpoint.connect().await {
-            Ok(channel) => return Ok(channel),
-            Err(e) => last = e.to_string(),
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    Err(format!("cannot reach {url}: {last}"))
-}
-
-/// The service on `store`: `games` tasks, each with its own connection and game.
-async fn service_run(
-    store: Arc<dyn EventStore>,
-    games: usize,
-    moves: usize,
-    cycle: &Arc<Vec<String>>,
-) -> Result<Sample, String> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| format!("listen: {e}"))?;
-    let addr = listener.local_addr().map_err(|e| format!("listen: {e}"))?;
-    let config = Config {
-        listen: addr,
-        data_dir: None,
-        metrics_listen: None,
-        log_format: LogFormat::Text,
-        insecure: false,
-        charge_outage: false,
-        max_loaded_games: 100_000,
-        evict_after: Duration::from_secs(60),
-        tls: None,
-        tokens: Vec::new(),
-    };
-    let (stop, stopped) = oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        serve(&config, store, listener, async {
-            let _ = stopped.await;
-        })
-        .await
-    });
-    let url = format!("http://{addr}");
-    let cycle = cycle.clone();
-    let (done, finished) = oneshot::channel();
-    let clients = std::thread::Builder::new()
-        .name("bench-clients".into())
-        .spawn(move || {
-            let sample = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| format!("client runtime: {e}"))
-                .and_then(|rt| rt.block_on(drive(&url, games, moves, &cycle)));
-            let _ = done.send(sample);
-        })
-        .map_err(|e| format!("client thread: {e}"));
-    let sample = match clients {
-        Ok(_) => finished
-            .await
-            .unwrap_or_else(|_| Err("the client thread ended without a result".into())),
-        Err(e) => Err(e),
-    };
-    let _ = stop.send(());
-    match tokio::time::timeout(Duration::from_secs(10), server).await {
-        Ok(Ok(Ok(()))) => {}
-        Ok(Ok(Err(e))) => return Err(format!("server: {e}")),
-        Ok(Err(e)) => return Err(format!("server task: {e}")),
-        Err(_) => return Err("server did not shut down within 10 s".into()),
-    }
-    sample
-}
-
-/// The clients of [`service_run`]: `games` tasks, each creating and starting its game on
-/// its own connection, then playing `moves` moves of `cycle` once all are ready.
-async fn drive(
-    url: &str,
-    games: usize,
-    moves: usize,
-    cycle: &Arc<Vec<String>>,
-) -> Result<Sample, String> {
-    let mut clients = Vec::with_capacity(games);
-    for i in 0..games {
-        let mut client = GameServiceClient::new(connect(url).await?);
-        let created = client
-            .create_game(create_request(i))
-            .await
-            .map_err(|s| format!("CreateGame: {}", s.message()))?
-            .into_inner();
-        let started = client
-            .start_game(pb::StartGameRequest {
-                game_id: created.id.clone(),
-                expected_seq: created.last_seq,
-            })
-            .await
-            .map_err(|s| format!("StartGame: {}", s.message()))?
-            .into_inner();
-        let seq = started.game.map_or(0, |g| g.last_seq);
-        clients.push((client, created.id, seq));
-    }
-
-    let barrier = Arc::new(Barrier::new(games + 1));
-    let mut tasks = Vec::with_capacity(games);
-    for (mut client, id, mut seq) in clients {
-        let barrier = barrier.clone();
-        let cycle = cycle.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut latencies = Vec::with_capacity(moves);
-            barrier.wait().await;
-            for k in 0..moves {
-                let request = pb::SubmitMoveRequest {
-                    game_id: id.clone(),
-                    r#move: cycle[k % cycle.len()].clone(),
-                    expected_seq: seq,
-                    side: 0,
-                };
-                let t = Instant::now();
-                let reply = client
-                    .submit_move(request)
-                    .await
-                    .map_err(|s| format!("{id} move {k}: {:?}: {}", s.code(), s.message()))?
-                    .into_inner();
-                latencies.push(t.elapsed());
-                seq = reply.game.map_or(0, |g| g.last_seq);
-            }
-            Ok::<_, String>(latencies)
-        }));
-    }
-    collect(barrier, tasks).await
-}
-
-fn create_request(i: usize) -> pb::CreateGameRequest {
-    pb::CreateGameRequest {
-        variant: pb::Variant::Russian as i32,
-        time_control: TIME_CONTROL.into(),
-        white: None,
-        black: None,
-        event: "Bench".into(),
-        round: "1".into(),
-        board: i as u32 + 1,
-        start_fen: SHUFFLE_FEN.into(),
-        settings: Some(pb::GameSettings {
-            repetition_mode: pb::RepetitionMode::Claim as i32,
-            move_count_draws: pb::MoveCountDraws::ReferredToArbiter as i32,
-            ..Default::default()
-        }),
-        game_id: String::new(),
-    }
 }
 
 /// Resident memory of `games` started timed games in a registry over a memory store.
