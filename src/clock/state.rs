@@ -11,6 +11,7 @@ use super::control::{Bonus, TimeControl};
 use super::error::ClockError;
 use super::op::{ClockEvent, ClockOp};
 use super::{Millis, Side};
+use crate::history::History;
 
 /// Why a flag fell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -173,7 +174,7 @@ pub struct Clock {
     control: TimeControl,
     core: Core,
     /// Running time of each completed move, per side.
-    used: [Vec<Millis>; 2],
+    used: [History<Millis>; 2],
 }
 
 impl Clock {
@@ -201,7 +202,7 @@ impl Clock {
                 ledger: [ledger; 2],
             },
             control,
-            used: [Vec::new(), Vec::new()],
+            used: [History::new(), History::new()],
         }
     }
 
@@ -471,7 +472,7 @@ impl Clock {
 
     /// Running time of each of `side`'s completed moves, in order (for the score sheet).
     #[must_use]
-    pub fn move_times(&self, side: Side) -> &[Millis] {
+    pub fn move_times(&self, side: Side) -> &History<Millis> {
         &self.used[side.index()]
     }
 

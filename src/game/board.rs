@@ -183,7 +183,7 @@ fn lift(tx: &mut Tx, n: u32) -> Result<(), GameError> {
 /// the path (RU 1.5.10: the landing squares in turn).
 fn matching(tx: &Tx, from: Square, placements: &[Square], to: Square) -> Vec<Move> {
     let mut found: Vec<Move> = Vec::new();
-    for m in tx.s.position().legal_moves() {
+    for m in tx.s.game.position_moves() {
         if m.from() == from && m.to() == to {
             found.push(m);
         }
@@ -192,7 +192,7 @@ fn matching(tx: &Tx, from: Square, placements: &[Square], to: Square) -> Vec<Mov
         return found;
     }
     let mut shown: Vec<Move> = Vec::new();
-    for m in tx.s.position().legal_moves_all_paths() {
+    for &m in tx.s.game.position_moves_all_paths() {
         if m.from() != from || m.to() != to {
             continue;
         }
@@ -296,7 +296,7 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
 fn describe_illegal(tx: &Tx, from: Square, to: Square) -> (String, &'static str) {
     let v = tx.s.variant();
     let (f, t) = (square_number(from, v), square_number(to, v));
-    let moves = tx.s.position().legal_moves();
+    let moves = tx.s.game.position_moves_all_paths();
     if moves.first().is_some_and(Move::is_capture) {
         if moves.iter().any(|m| m.from() == from) {
             (
@@ -392,11 +392,12 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
     if same(&pos) {
         return resolve_if_restored(tx);
     }
-    let hits: Vec<Move> = pos
-        .legal_moves()
-        .into_iter()
-        .filter(|m| pos.play(m).is_ok_and(|after| same(&after)))
-        .collect();
+    let hits: Vec<Move> =
+        tx.s.game
+            .position_moves()
+            .into_iter()
+            .filter(|m| pos.play(m).is_ok_and(|after| same(&after)))
+            .collect();
     if let [mv] = hits.as_slice() {
         tx.play(mv, MoveSource::Snapshot, false)?;
     }

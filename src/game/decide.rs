@@ -9,7 +9,7 @@ use super::session::Session;
 use super::settings::{MoveCountDraws, RepetitionMode};
 use crate::clock::{ClockEvent, ClockOp, FlagCause};
 use crate::notation::fen::write_fen;
-use crate::notation::movetext::{parse_move, write_move_full};
+use crate::notation::movetext::write_move_full;
 use crate::notation::square::square_number;
 use crate::rules::variant::DrawRules;
 use crate::rules::{Color, DrawMode, Move};
@@ -59,6 +59,8 @@ pub struct Decided {
 
 impl<'a> Tx<'a> {
     fn new(s: &Session, now: Now, actor: &'a Actor) -> Tx<'a> {
+        // The copy does not grow with the game: the score sheet, the positions, the moves
+        // and the clock's move times are `History`s, whose copies share their chunks.
         Tx {
             s: s.clone(),
             events: Vec::new(),
@@ -118,8 +120,10 @@ impl Tx<'_> {
         let side = self.s.position().turn();
         let pos = *self.s.position();
         let v = self.s.variant();
-        let after = pos
-            .play(mv)
+        let after = self
+            .s
+            .game
+            .after(mv)
             .map_err(|e| GameError::Internal(format!("a legal move does not play: {e}")))?;
         // A move by the side that was offered a draw declines it (RU 1.9.3).
         if let Some(o) = self.s.offer
@@ -492,7 +496,7 @@ fn move_preconditions(s: &Session, side: Color) -> Result<(), GameError> {
 
 fn submit_move(tx: &mut Tx, side: Color, notation: &str, offer: bool) -> Result<(), GameError> {
     move_preconditions(&tx.s, side)?;
-    let mv = parse_move(notation, tx.s.position()).map_err(GameError::IllegalMove)?;
+    let mv = tx.s.parse_move(notation)?;
     check_history_rules(&tx.s, &mv)?;
     if let Some(bound) = tx.s.touch.bound
         && bound != mv.from()

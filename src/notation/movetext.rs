@@ -131,7 +131,17 @@ fn subsequence(inner: &[Square], landings: &[Square]) -> bool {
 /// # Errors
 /// [`MoveError`]: malformed text, a bad square, no piece, an illegal or ambiguous move.
 pub fn parse_move(text: &str, pos: &Position) -> Result<Move, MoveError> {
-    let mut found = matching_moves(text, pos)?;
+    parse_move_among(text, pos, &pos.legal_moves_all_paths())
+}
+
+/// [`parse_move`] with the legal moves of `pos` already generated: `all_paths` must be
+/// [`Position::legal_moves_all_paths`] of `pos` (a game keeps them, see
+/// [`crate::rules::Game::position_moves_all_paths`]).
+///
+/// # Errors
+/// As [`parse_move`].
+pub fn parse_move_among(text: &str, pos: &Position, all_paths: &[Move]) -> Result<Move, MoveError> {
+    let mut found = matching_moves_among(text, pos, all_paths)?;
     if found.len() == 1 {
         return Ok(found.remove(0));
     }
@@ -151,16 +161,29 @@ pub fn parse_move(text: &str, pos: &Position) -> Result<Move, MoveError> {
 /// [`MoveError`] when no legal move fits: malformed text, a bad square, no piece, an
 /// illegal move. Never [`MoveError::Ambiguous`].
 pub fn matching_moves(text: &str, pos: &Position) -> Result<Vec<Move>, MoveError> {
+    matching_moves_among(text, pos, &pos.legal_moves_all_paths())
+}
+
+/// [`matching_moves`] with the legal moves of `pos` already generated (`all_paths`, as
+/// for [`parse_move_among`]).
+///
+/// # Errors
+/// As [`matching_moves`].
+pub fn matching_moves_among(
+    text: &str,
+    pos: &Position,
+    all_paths: &[Move],
+) -> Result<Vec<Move>, MoveError> {
     let variant = pos.variant();
     let (squares, capture_written) = split(text, variant)?;
     let (from, to) = (squares[0], squares[squares.len() - 1]);
     let inner = &squares[1..squares.len() - 1];
     if !variant.rules().hops.is_empty() {
-        return parse_hop(text, pos, &squares, capture_written).map(|m| vec![m]);
+        return parse_hop(text, pos, all_paths, &squares, capture_written).map(|m| vec![m]);
     }
-    let all = pos.legal_moves_all_paths();
+    let all = all_paths;
     let mut found: Vec<Move> = Vec::new();
-    for m in &all {
+    for m in all {
         if m.from() != from || m.to() != to {
             continue;
         }
@@ -186,7 +209,7 @@ pub fn matching_moves(text: &str, pos: &Position) -> Result<Vec<Move>, MoveError
         }
     }
     if found.is_empty() {
-        return Err(diagnose(text, pos, from, capture_written, &all));
+        return Err(diagnose(text, pos, from, capture_written, all));
     }
     let key = |m: &Move| -> Vec<u32> {
         m.path()
@@ -205,6 +228,7 @@ pub fn matching_moves(text: &str, pos: &Position) -> Result<Vec<Move>, MoveError
 fn parse_hop(
     text: &str,
     pos: &Position,
+    all_paths: &[Move],
     squares: &[Square],
     capture_written: bool,
 ) -> Result<Move, MoveError> {
@@ -218,9 +242,9 @@ fn parse_hop(
         return Err(illegal("nothing is captured: write the move with '-'"));
     }
     let (from, to) = (squares[0], squares[squares.len() - 1]);
-    let legal = pos.legal_moves();
-    let Some(mv) = legal.iter().find(|m| m.from() == from && m.to() == to) else {
-        return Err(diagnose(text, pos, from, false, &legal));
+    // The first path found is the move `Position::legal_moves` keeps.
+    let Some(mv) = all_paths.iter().find(|m| m.from() == from && m.to() == to) else {
+        return Err(diagnose(text, pos, from, false, all_paths));
     };
     if squares.len() > 2 && !pos.is_hop_route(from, &squares[1..]) {
         return Err(illegal(
