@@ -6,9 +6,10 @@ use super::command::{BoardInput, Occupancy, Outcome};
 use super::decide::{Tx, cite};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, IrregularityKind, MoveSource};
+use crate::notation::movetext::Refusal;
 use crate::notation::square::square_number;
 use crate::rules::variant::{CaptureChoice, Removal};
-use crate::rules::{Color, Move, Square};
+use crate::rules::{Color, Move, Position, Square};
 
 pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameError> {
     // Towers: a board senses one piece per square, not the stack on it, so it cannot show
@@ -293,25 +294,43 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
     }
 }
 
+/// What is wrong with a move on the board that no legal move matches, and the rule:
+/// the same table as a written move's ([`Refusal`]), so the same move cites the same rule
+/// whichever way it came. The move was made as a capture unless the piece went along a
+/// line of free squares, as a quiet move goes (where it was put down on the way does not
+/// count: a held piece may still go elsewhere, RU 1.4.8).
 fn describe_illegal(tx: &Tx, from: Square, to: Square) -> (String, &'static str) {
     let v = tx.s.variant();
+    let pos = tx.s.position();
     let (f, t) = (square_number(from, v), square_number(to, v));
-    let moves = tx.s.game.position_moves_all_paths();
-    if moves.first().is_some_and(Move::is_capture) {
-        if moves.iter().any(|m| m.from() == from) {
-            (
-                format!("{f} to {t} is not a complete capture"),
-                cite(&tx.s, "RU 1.5.5", "FMJD 4.5", "EN capture"),
-            )
-        } else {
-            (
-                format!("{f} to {t}: a capture is compulsory"),
-                cite(&tx.s, "RU 1.5.3", "FMJD 4.2", "EN capture"),
-            )
+    let legal = tx.s.game.position_moves_all_paths();
+    let capture = !quiet_shaped(pos, from, to);
+    let refusal = Refusal::of(pos, legal, capture);
+    (
+        format!("{f} to {t}: {}", refusal.reason(pos, legal)),
+        refusal.rule(v),
+    )
+}
+
+/// Whether `from` to `to` runs along one of the variant's move directions over free
+/// squares only, as a quiet move does.
+fn quiet_shaped(pos: &Position, from: Square, to: Square) -> bool {
+    let v = pos.variant();
+    let (g, rules) = (v.geometry(), v.rules());
+    let occupied = pos.occupied();
+    rules.king_dirs.iter().chain(rules.man_moves).any(|&d| {
+        let mut next = g.neighbour(from, d);
+        while let Some(sq) = next {
+            if sq == to {
+                return true;
+            }
+            if occupied & sq.bit() != 0 {
+                return false;
+            }
+            next = g.neighbour(sq, d);
         }
-    } else {
-        (format!("{f} to {t} is not a legal move"), "RU 1.4")
-    }
+        false
+    })
 }
 
 /// After a put-back, an outstanding irregularity is over once the board shows the
