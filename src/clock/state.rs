@@ -9,30 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::control::{Bonus, TimeControl};
 use super::error::ClockError;
+use super::flag::{Flag, FlagCause};
 use super::op::{ClockEvent, ClockOp};
 use super::{Millis, Side};
 use crate::history::History;
-
-/// Why a flag fell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum FlagCause {
-    /// The side's remaining time reached zero.
-    TimeExpired,
-    /// English "Time!" rule: the side did not move within the allowance after the call.
-    MoveLimit,
-}
-
-/// A fallen flag: who, when (the exact instant), and why. The game is lost on time
-/// (subject to the arbiter's ruling, e.g. on insufficient material).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Flag {
-    /// The side whose flag fell.
-    pub side: Side,
-    /// The instant it fell.
-    pub at: Millis,
-    /// Why.
-    pub cause: FlagCause,
-}
 
 /// Where the clock is, as seen at some instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -3,9 +3,9 @@
 //! 1.5.10–1.5.13; FMJD Annex 1, 4.4–4.5).
 
 use super::command::{BoardInput, Occupancy, Outcome};
-use super::decide::{Tx, cite};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, IrregularityKind, MoveSource};
+use super::tx::{Tx, check_history_rules, cite};
 use crate::notation::movetext::Refusal;
 use crate::notation::square::square_number;
 use crate::rules::variant::{CaptureChoice, Removal};
@@ -251,9 +251,7 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
     let found = matching(tx, hand.from, &hand.placements, to);
     let bound = tx.s.touch.bound;
     match found.as_slice() {
-        [mv] if bound.is_none_or(|b| b == hand.from)
-            && super::decide::check_history_rules(&tx.s, mv).is_ok() =>
-        {
+        [mv] if bound.is_none_or(|b| b == hand.from) && check_history_rules(&tx.s, mv).is_ok() => {
             // RU 1.4.6 / 1.5.11: the move is made when the hand leaves the piece.
             tx.play(mv, MoveSource::Board, false)
         }

@@ -1,10 +1,10 @@
 //! Draw offers (RU 1.9.3–1.9.6) and claims (RU 1.9.2).
 
 use super::command::{ClaimKind, OfferResponse, Outcome};
-use super::decide::{Tx, check_history_rules, cite, running};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, MoveSource, OfferTiming};
 use super::session::Session;
+use super::tx::{Tx, check_history_rules, cite, running};
 use crate::notation::movetext::write_move_full;
 use crate::rules::{Color, DrawMode};
 
