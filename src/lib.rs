@@ -1,6 +1,8 @@
 //! draughts-arbiter: the competition judge for draughts tournaments.
 //!
 //! Layers, each depending only on the ones below it:
+//! - [`history`]: the append-only record the growing parts of a game are kept in,
+//!   shared between the judge's working copies;
 //! - [`rules`]: pure rules of every variant (boards, move generation, draw counters);
 //! - [`notation`]: squares, moves, FEN and PDN, read and written;
 //! - [`clock`]: time controls and clock arithmetic, driven by explicit instants;
@@ -15,6 +17,7 @@ pub mod api;
 pub mod cli;
 pub mod clock;
 pub mod game;
+pub mod history;
 pub mod hub;
 pub mod notation;
 pub mod rules;

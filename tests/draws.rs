@@ -336,3 +336,83 @@ fn outcome_no_pieces_and_no_moves_lose_ru_1_8() {
     let o = g.outcome().expect("blocked");
     assert_eq!(o.winner, Color::Black);
 }
+
+/// A small deterministic generator (Knuth's MMIX LCG) for the random playouts below.
+struct Lcg(u64);
+
+impl Lcg {
+    fn pick(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) as usize) % n
+    }
+}
+
+/// RU 1.9.1(g): "the same position (same pieces on the same squares, same side to move)".
+/// The game finds repetitions by Zobrist hash, only since the last capture or promotion,
+/// and keeps the current position's legal moves from when it arose; random playouts in
+/// every variant family (towers: captures keep the pieces on the board; Turkish: men
+/// move sideways; corners: nothing is ever captured) check both against the plain
+/// definitions at every ply.
+#[test]
+fn ru_1_9_1_g_repetitions_by_hash_equal_the_plain_count() {
+    let variants = [
+        Variant::Russian,
+        Variant::International,
+        Variant::English,
+        Variant::Italian,
+        Variant::Turkish,
+        Variant::Frisian,
+        Variant::Towers,
+        Variant::Corners,
+    ];
+    let mut repeated = 0;
+    for (seed, variant) in variants.into_iter().enumerate() {
+        let mut rng = Lcg(seed as u64 + 1);
+        let mut g = Game::new(
+            draughts_arbiter::rules::Position::start(variant),
+            RuleEdition::Classic,
+        );
+        for _ in 0..400 {
+            let now = *g.position();
+            assert_eq!(g.position_moves_all_paths(), now.legal_moves_all_paths());
+            assert_eq!(g.position_moves(), now.legal_moves());
+            let plain = g.positions().iter().filter(|p| **p == now).count();
+            assert_eq!(g.repetitions(), plain, "{variant}");
+            assert_eq!(g.occurrences(&now), plain, "{variant}");
+            let start = *g.start();
+            let at_start = g.positions().iter().filter(|p| **p == start).count();
+            assert_eq!(g.occurrences(&start), at_start, "{variant}");
+            if plain > 1 {
+                repeated += 1;
+            }
+            let moves = g.legal_moves();
+            if moves.is_empty() || g.outcome().is_some() {
+                break;
+            }
+            // Half the time, go back to a position seen before when a move does.
+            let back: Vec<_> = moves
+                .iter()
+                .filter(|m| {
+                    let after = g.after(m).expect("a legal move");
+                    g.positions().iter().any(|p| *p == after)
+                })
+                .copied()
+                .collect();
+            let mv = if !back.is_empty() && rng.pick(2) == 0 {
+                back[rng.pick(back.len())]
+            } else {
+                moves[rng.pick(moves.len())]
+            };
+            let after = g.after(&mv).expect("a legal move");
+            let expected = g.positions().iter().filter(|p| **p == after).count();
+            assert_eq!(g.occurrences(&after), expected, "{variant}");
+            g.play(&mv).expect("a legal move plays");
+            assert_eq!(*g.position(), after);
+        }
+    }
+    // The playouts do reach repeated positions, so the hash path is exercised.
+    assert!(repeated > 0, "no position repeated in any playout");
+}

@@ -297,13 +297,21 @@ pub fn legal_moves(pos: &crate::rules::Position) -> Vec<pb::Move> {
 /// The game as protobuf at `now`; `with_moves` false leaves `moves` empty (command
 /// replies, `ListGames` unless asked), `move_count` is always set.
 pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::Game {
-    let moves = if with_moves { s.moves() } else { &[] };
-    summary_pb(meta, &s.summarize(now), moves)
+    let summary = s.summarize(now);
+    if with_moves {
+        summary_pb(meta, &summary, s.moves().iter())
+    } else {
+        summary_pb(meta, &summary, std::iter::empty())
+    }
 }
 
 /// The game as protobuf from its summary (a stored one, for a game not in memory) and
 /// the score sheet to show (empty: none).
-pub fn summary_pb(meta: &GameMeta, sum: &GameSummary, moves: &[MoveRecord]) -> pb::Game {
+pub fn summary_pb<'a>(
+    meta: &GameMeta,
+    sum: &GameSummary,
+    moves: impl Iterator<Item = &'a MoveRecord>,
+) -> pb::Game {
     let view = &sum.view;
     let status = if view.result.is_some() {
         pb::GameStatus::Finished
@@ -315,7 +323,6 @@ pub fn summary_pb(meta: &GameMeta, sum: &GameSummary, moves: &[MoveRecord]) -> p
         pb::GameStatus::Running
     };
     let moves = moves
-        .iter()
         .enumerate()
         .map(|(i, m)| pb::PlayedMove {
             r#move: Some(move_pb(&m.notation, &m.path, &m.captured)),

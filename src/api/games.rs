@@ -75,7 +75,7 @@ impl pb::game_service_server::GameService for Api {
             // A stored game left memory only after its public delay had passed.
             let game = match item {
                 Listed::Stored(meta, summary) if !r.include_moves => {
-                    convert::summary_pb(&meta, &summary, &[])
+                    convert::summary_pb(&meta, &summary, std::iter::empty())
                 }
                 Listed::Stored(meta, _) => {
                     let handle = self.game(&meta.id).await?;

@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use super::Millis;
 use super::error::{ClockError, ControlError, ParseError};
-use super::parse;
 
 /// Milliseconds in an hour.
 pub(crate) const HOUR: Millis = 3_600_000;
@@ -252,25 +251,6 @@ impl TimeControl {
             }
         }
         Ok(Pdn(self))
-    }
-
-    /// Parses a PDN `TimeControl` tag that holds a time control (not `?` or `-`).
-    ///
-    /// # Errors
-    ///
-    /// A [`ParseError`] saying what is wrong and at which byte; `?` and `-` are errors
-    /// here (use [`PdnTimeControl`] to accept them).
-    pub fn from_pdn(s: &str) -> Result<TimeControl, ParseError> {
-        parse::control(s, true)
-    }
-}
-
-impl FromStr for TimeControl {
-    type Err = ParseError;
-
-    /// Parses the friendly form; PDN fields (`40/7200:3600`, `4800+60`) are accepted too.
-    fn from_str(s: &str) -> Result<TimeControl, ParseError> {
-        parse::control(s, false)
     }
 }
 

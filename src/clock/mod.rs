@@ -121,6 +121,7 @@
 
 mod control;
 mod error;
+mod flag;
 mod op;
 mod parse;
 mod side;
@@ -128,9 +129,10 @@ mod state;
 
 pub use control::{Bonus, MoveLimit, Options, Pdn, PdnTimeControl, Period, TimeControl};
 pub use error::{ClockError, ControlError, ParseError, ParseErrorKind};
+pub use flag::{Flag, FlagCause};
 pub use op::{ClockEvent, ClockOp};
 pub use side::Side;
-pub use state::{Clock, Flag, FlagCause, Ledger, Phase};
+pub use state::{Clock, Ledger, Phase};
 
 /// A monotonic instant or a duration, in integer milliseconds.
 pub type Millis = u64;

@@ -2,6 +2,8 @@
 //!
 //! One recursive-descent pass over the bytes; every error carries the byte offset.
 
+use std::str::FromStr;
+
 use super::Millis;
 use super::control::{Bonus, HOUR, MINUTE, MoveLimit, Options, Period, SECOND, TimeControl};
 use super::error::{ControlError, ParseError, ParseErrorKind as K};
@@ -302,5 +304,26 @@ impl Parser<'_> {
                 }
             }
         }
+    }
+}
+
+impl TimeControl {
+    /// Parses a PDN `TimeControl` tag that holds a time control (not `?` or `-`).
+    ///
+    /// # Errors
+    ///
+    /// A [`ParseError`] saying what is wrong and at which byte; `?` and `-` are errors
+    /// here (use [`PdnTimeControl`](super::PdnTimeControl) to accept them).
+    pub fn from_pdn(s: &str) -> Result<TimeControl, ParseError> {
+        control(s, true)
+    }
+}
+
+impl FromStr for TimeControl {
+    type Err = ParseError;
+
+    /// Parses the friendly form; PDN fields (`40/7200:3600`, `4800+60`) are accepted too.
+    fn from_str(s: &str) -> Result<TimeControl, ParseError> {
+        control(s, false)
     }
 }

@@ -9,29 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::control::{Bonus, TimeControl};
 use super::error::ClockError;
+use super::flag::{Flag, FlagCause};
 use super::op::{ClockEvent, ClockOp};
 use super::{Millis, Side};
-
-/// Why a flag fell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum FlagCause {
-    /// The side's remaining time reached zero.
-    TimeExpired,
-    /// English "Time!" rule: the side did not move within the allowance after the call.
-    MoveLimit,
-}
-
-/// A fallen flag: who, when (the exact instant), and why. The game is lost on time
-/// (subject to the arbiter's ruling, e.g. on insufficient material).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Flag {
-    /// The side whose flag fell.
-    pub side: Side,
-    /// The instant it fell.
-    pub at: Millis,
-    /// Why.
-    pub cause: FlagCause,
-}
+use crate::history::History;
 
 /// Where the clock is, as seen at some instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -173,7 +154,7 @@ pub struct Clock {
     control: TimeControl,
     core: Core,
     /// Running time of each completed move, per side.
-    used: [Vec<Millis>; 2],
+    used: [History<Millis>; 2],
 }
 
 impl Clock {
@@ -201,7 +182,7 @@ impl Clock {
                 ledger: [ledger; 2],
             },
             control,
-            used: [Vec::new(), Vec::new()],
+            used: [History::new(), History::new()],
         }
     }
 
@@ -471,7 +452,7 @@ impl Clock {
 
     /// Running time of each of `side`'s completed moves, in order (for the score sheet).
     #[must_use]
-    pub fn move_times(&self, side: Side) -> &[Millis] {
+    pub fn move_times(&self, side: Side) -> &History<Millis> {
         &self.used[side.index()]
     }
 

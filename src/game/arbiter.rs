@@ -1,10 +1,10 @@
 //! Arbiter actions: clocks, warnings, results, rulings, positions.
 
 use super::command::{ArbiterAction, Outcome, Ruling};
-use super::decide::{Tx, running};
 use super::draws::decide_claim;
 use super::error::GameError;
 use super::event::{EndReason, EventKind};
+use super::tx::{Tx, running};
 use crate::clock::ClockOp;
 use crate::notation::fen::{parse_fen, write_fen};
 use crate::rules::variant::DrawRules;

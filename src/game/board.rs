@@ -3,12 +3,13 @@
 //! 1.5.10–1.5.13; FMJD Annex 1, 4.4–4.5).
 
 use super::command::{BoardInput, Occupancy, Outcome};
-use super::decide::{Tx, cite};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, IrregularityKind, MoveSource};
+use super::tx::{Tx, check_history_rules, cite};
+use crate::notation::movetext::Refusal;
 use crate::notation::square::square_number;
 use crate::rules::variant::{CaptureChoice, Removal};
-use crate::rules::{Color, Move, Square};
+use crate::rules::{Color, Move, Position, Square};
 
 pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameError> {
     // Towers: a board senses one piece per square, not the stack on it, so it cannot show
@@ -183,7 +184,7 @@ fn lift(tx: &mut Tx, n: u32) -> Result<(), GameError> {
 /// the path (RU 1.5.10: the landing squares in turn).
 fn matching(tx: &Tx, from: Square, placements: &[Square], to: Square) -> Vec<Move> {
     let mut found: Vec<Move> = Vec::new();
-    for m in tx.s.position().legal_moves() {
+    for m in tx.s.game.position_moves() {
         if m.from() == from && m.to() == to {
             found.push(m);
         }
@@ -192,7 +193,7 @@ fn matching(tx: &Tx, from: Square, placements: &[Square], to: Square) -> Vec<Mov
         return found;
     }
     let mut shown: Vec<Move> = Vec::new();
-    for m in tx.s.position().legal_moves_all_paths() {
+    for &m in tx.s.game.position_moves_all_paths() {
         if m.from() != from || m.to() != to {
             continue;
         }
@@ -250,9 +251,7 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
     let found = matching(tx, hand.from, &hand.placements, to);
     let bound = tx.s.touch.bound;
     match found.as_slice() {
-        [mv] if bound.is_none_or(|b| b == hand.from)
-            && super::decide::check_history_rules(&tx.s, mv).is_ok() =>
-        {
+        [mv] if bound.is_none_or(|b| b == hand.from) && check_history_rules(&tx.s, mv).is_ok() => {
             // RU 1.4.6 / 1.5.11: the move is made when the hand leaves the piece.
             tx.play(mv, MoveSource::Board, false)
         }
@@ -293,25 +292,43 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
     }
 }
 
+/// What is wrong with a move on the board that no legal move matches, and the rule:
+/// the same table as a written move's ([`Refusal`]), so the same move cites the same rule
+/// whichever way it came. The move was made as a capture unless the piece went along a
+/// line of free squares, as a quiet move goes (where it was put down on the way does not
+/// count: a held piece may still go elsewhere, RU 1.4.8).
 fn describe_illegal(tx: &Tx, from: Square, to: Square) -> (String, &'static str) {
     let v = tx.s.variant();
+    let pos = tx.s.position();
     let (f, t) = (square_number(from, v), square_number(to, v));
-    let moves = tx.s.position().legal_moves();
-    if moves.first().is_some_and(Move::is_capture) {
-        if moves.iter().any(|m| m.from() == from) {
-            (
-                format!("{f} to {t} is not a complete capture"),
-                cite(&tx.s, "RU 1.5.5", "FMJD 4.5", "EN capture"),
-            )
-        } else {
-            (
-                format!("{f} to {t}: a capture is compulsory"),
-                cite(&tx.s, "RU 1.5.3", "FMJD 4.2", "EN capture"),
-            )
+    let legal = tx.s.game.position_moves_all_paths();
+    let capture = !quiet_shaped(pos, from, to);
+    let refusal = Refusal::of(pos, legal, capture);
+    (
+        format!("{f} to {t}: {}", refusal.reason(pos, legal)),
+        refusal.rule(v),
+    )
+}
+
+/// Whether `from` to `to` runs along one of the variant's move directions over free
+/// squares only, as a quiet move does.
+fn quiet_shaped(pos: &Position, from: Square, to: Square) -> bool {
+    let v = pos.variant();
+    let (g, rules) = (v.geometry(), v.rules());
+    let occupied = pos.occupied();
+    rules.king_dirs.iter().chain(rules.man_moves).any(|&d| {
+        let mut next = g.neighbour(from, d);
+        while let Some(sq) = next {
+            if sq == to {
+                return true;
+            }
+            if occupied & sq.bit() != 0 {
+                return false;
+            }
+            next = g.neighbour(sq, d);
         }
-    } else {
-        (format!("{f} to {t} is not a legal move"), "RU 1.4")
-    }
+        false
+    })
 }
 
 /// After a put-back, an outstanding irregularity is over once the board shows the
@@ -392,11 +409,12 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
     if same(&pos) {
         return resolve_if_restored(tx);
     }
-    let hits: Vec<Move> = pos
-        .legal_moves()
-        .into_iter()
-        .filter(|m| pos.play(m).is_ok_and(|after| same(&after)))
-        .collect();
+    let hits: Vec<Move> =
+        tx.s.game
+            .position_moves()
+            .into_iter()
+            .filter(|m| pos.play(m).is_ok_and(|after| same(&after)))
+            .collect();
     if let [mv] = hits.as_slice() {
         tx.play(mv, MoveSource::Snapshot, false)?;
     }

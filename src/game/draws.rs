@@ -1,11 +1,11 @@
 //! Draw offers (RU 1.9.3–1.9.6) and claims (RU 1.9.2).
 
 use super::command::{ClaimKind, OfferResponse, Outcome};
-use super::decide::{Tx, check_history_rules, cite, running};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, MoveSource, OfferTiming};
 use super::session::Session;
-use crate::notation::movetext::{parse_move, write_move_full};
+use super::tx::{Tx, check_history_rules, cite, running};
+use crate::notation::movetext::write_move_full;
 use crate::rules::{Color, DrawMode};
 
 pub(super) fn check_offer_allowed(s: &Session, side: Color) -> Result<(), GameError> {
@@ -153,9 +153,9 @@ pub(super) fn claim(
             );
             match written {
                 Some(text) => {
-                    let mv = parse_move(text, tx.s.position()).map_err(GameError::IllegalMove)?;
+                    let mv = tx.s.parse_move(text)?;
                     check_history_rules(&tx.s, &mv)?;
-                    let after = tx.s.position().play(&mv).map_err(|_| {
+                    let after = tx.s.game.after(&mv).map_err(|_| {
                         GameError::Internal("a legal written move does not parse".into())
                     })?;
                     (tx.s.game.occurrences(&after) + 1 >= 3, Some(mv), rule)
@@ -210,7 +210,7 @@ pub(super) fn decide_claim(tx: &mut Tx, upheld: bool) -> Result<(), GameError> {
         return tx.end(Outcome::Draw, reason, Some("RU 1.9.2"), None);
     }
     if let Some(text) = claim.written_move {
-        let mv = parse_move(&text, tx.s.position()).map_err(GameError::IllegalMove)?;
+        let mv = tx.s.parse_move(&text)?;
         let press = tx.s.clock.is_some();
         tx.play(&mv, MoveSource::WrittenClaim, press)?;
     }

@@ -17,12 +17,12 @@ mod event;
 mod note;
 mod session;
 mod settings;
+mod tx;
 mod view;
 
 pub use command::{
     Actor, ArbiterAction, BoardInput, ClaimKind, Command, Occupancy, OfferResponse, Outcome, Ruling,
 };
-pub use decide::Decided;
 pub use error::{ErrorClass, GameError, ReplayError};
 pub use event::{EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming};
 pub use note::{ClockReading, ClockRun, EventNote};
@@ -30,4 +30,5 @@ pub use session::{
     Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
 };
 pub use settings::{GameSettings, MAX_BROADCAST_DELAY_MS, MoveCountDraws, RepetitionMode};
+pub use tx::Decided;
 pub use view::{GameSummary, GameView};

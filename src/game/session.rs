@@ -13,7 +13,9 @@ use super::event::{
 use super::note::{self, ClockReading, EventNote};
 use super::settings::GameSettings;
 use crate::clock::{Clock, ClockOp};
+use crate::history::History;
 use crate::notation::fen::parse_fen;
+use crate::notation::movetext::parse_move_among;
 use crate::notation::square::square_number;
 use crate::rules::{Color, Game, Move, Position, Setup, Square, Variant};
 
@@ -160,14 +162,14 @@ pub struct Session {
     pub(super) offer_barred: Option<Color>,
     pub(super) claim: Option<Claim>,
     pub(super) result: Option<GameResult>,
-    pub(super) warnings: Vec<WarningRecord>,
+    pub(super) warnings: History<WarningRecord>,
     pub(super) touch: Touch,
     pub(super) hand: Option<Hand>,
     pub(super) physical: Setup,
     pub(super) pending_removal: Vec<Square>,
     pub(super) irregularity: Option<Outstanding>,
     pub(super) referred: Vec<String>,
-    pub(super) moves: Vec<MoveRecord>,
+    pub(super) moves: History<MoveRecord>,
     pub(super) time_called: Option<Color>,
     pub(super) stamps: Stamps,
     /// When the side to move's turn began (monotonic ms): the time spent on an untimed
@@ -235,14 +237,14 @@ impl Session {
             offer_barred: None,
             claim: None,
             result: None,
-            warnings: Vec::new(),
+            warnings: History::new(),
             touch: Touch::default(),
             hand: None,
             physical: start.to_setup(),
             pending_removal: Vec::new(),
             irregularity: None,
             referred: Vec::new(),
-            moves: Vec::new(),
+            moves: History::new(),
             time_called: None,
             stamps: Stamps {
                 created: event.at.wall,
@@ -361,12 +363,12 @@ impl Session {
     }
 
     /// Warnings so far.
-    pub fn warnings(&self) -> &[WarningRecord] {
+    pub fn warnings(&self) -> &History<WarningRecord> {
         &self.warnings
     }
 
     /// The score sheet.
-    pub fn moves(&self) -> &[MoveRecord] {
+    pub fn moves(&self) -> &History<MoveRecord> {
         &self.moves
     }
 
@@ -406,15 +408,25 @@ impl Session {
         self.clock.as_ref()?.next_deadline(self.last_ms)
     }
 
+    /// Resolves a written move against the current position's legal moves (generated
+    /// once, when the position arose).
+    pub(super) fn parse_move(&self, text: &str) -> Result<Move, GameError> {
+        parse_move_among(text, self.position(), self.game.position_moves_all_paths())
+            .map_err(GameError::IllegalMove)
+    }
+
     /// Finds the move with this path of PDN squares in the current position.
     pub(super) fn move_by_path(&self, path: &[u32]) -> Option<Move> {
-        let pos = self.position();
         let v = self.variant();
-        pos.legal_moves_all_paths().into_iter().find(|m| {
-            m.path()
-                .map(|s| square_number(s, v))
-                .eq(path.iter().copied())
-        })
+        self.game
+            .position_moves_all_paths()
+            .iter()
+            .find(|m| {
+                m.path()
+                    .map(|s| square_number(s, v))
+                    .eq(path.iter().copied())
+            })
+            .copied()
     }
 
     /// Applies one recorded event.
@@ -796,7 +808,10 @@ impl Session {
 
     /// Whether the piece on `sq` has a legal move in the official position.
     pub(super) fn has_move_from(&self, sq: Square) -> bool {
-        self.position().legal_moves().iter().any(|m| m.from() == sq)
+        self.game
+            .position_moves_all_paths()
+            .iter()
+            .any(|m| m.from() == sq)
     }
 
     /// Whether the physical board shows the official position with nothing in hand.

@@ -114,7 +114,7 @@ impl Session {
             side_to_move: self.position().turn(),
             clock_side: self.clock_side(),
             moves: if moves {
-                self.moves.clone()
+                self.moves.iter().cloned().collect()
             } else {
                 Vec::new()
             },
@@ -122,7 +122,7 @@ impl Session {
             black_ms: clock(Color::Black),
             offer: self.offer,
             claim: self.claim.clone(),
-            warnings: self.warnings.clone(),
+            warnings: self.warnings.iter().cloned().collect(),
             irregularity: self.irregularity,
             pending_removal: self.pending_removal(),
             result: self.result.clone(),

@@ -61,41 +61,104 @@ impl fmt::Display for MoveError {
 
 impl std::error::Error for MoveError {}
 
-/// The rule numbers the move checks cite, per variant family (the capture rule decides
-/// the family: free choice cites RU, maximum capture FMJD, the Italian precedence FID).
-fn citation(variant: Variant, topic: Topic) -> &'static str {
-    match (variant.rules().draws, topic) {
-        (DrawRules::Turkish, Topic::Compulsory) => return "TR captures compulsory",
-        (DrawRules::Turkish, Topic::Maximum) => return "TR maximum pieces",
-        (DrawRules::Turkish, Topic::Unfinished) => return "TR maximum pieces",
-        (DrawRules::Turkish, Topic::Movement) => return "TR moves",
-        (DrawRules::Frisian, Topic::Compulsory) => return "FR captures compulsory",
-        (DrawRules::Frisian, Topic::Maximum) => return "FR capture precedence",
-        (DrawRules::Frisian, Topic::Unfinished) => return "FR capture precedence",
-        (DrawRules::Frisian, Topic::Movement) => return "FR moves",
-        // Corners captures nothing: every refusal is about the moves themselves.
-        (DrawRules::Corners, _) => return "CORN moves",
-        _ => {}
-    }
-    match (topic, variant.rules().capture_choice) {
-        (Topic::Compulsory, CaptureChoice::Free) => "RU 1.5.3",
-        (Topic::Compulsory, CaptureChoice::MaximumPieces | CaptureChoice::Frisian) => "FMJD 4.2",
-        (Topic::Compulsory, CaptureChoice::Italian) => "IT: FID rules 3-4",
-        (Topic::Maximum, CaptureChoice::Italian) => "IT: FID rules 5-8",
-        (Topic::Maximum, _) => "FMJD 4.13",
-        (Topic::Unfinished, CaptureChoice::Free) => "RU 1.5.5",
-        (Topic::Unfinished, CaptureChoice::MaximumPieces | CaptureChoice::Frisian) => "FMJD 4.5",
-        (Topic::Unfinished, CaptureChoice::Italian) => "IT: FID rules 3-4",
-        (Topic::Movement, _) => "RU 1.4",
-    }
+/// Why a move that no legal move matches is refused. One table ([`Refusal::rule`]) for
+/// every way a move comes in, a written move or a move on an electronic board, so the
+/// same illegal move cites the same rule whichever way it was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// A capture was possible and the move was made as a quiet move (RU 1.5.3).
+    Compulsory,
+    /// A capture, but not one the variant's capture choice allows: fewer pieces than the
+    /// most, or below the Italian / Frisian precedence.
+    Maximum,
+    /// A capture that is not a complete one of the position (RU 1.5.5).
+    Unfinished,
+    /// No capture was possible, and this is not a move of the position.
+    Movement,
 }
 
-#[derive(Clone, Copy)]
-enum Topic {
-    Compulsory,
-    Maximum,
-    Unfinished,
-    Movement,
+impl Refusal {
+    /// The refusal of a move made as a capture (`capture`: written with `:` or `x`, or,
+    /// on a board, the piece did not go along a line of free squares) or as a quiet
+    /// move, in `pos` whose legal moves are `legal` (either list, merged or not).
+    pub fn of(pos: &Position, legal: &[Move], capture: bool) -> Refusal {
+        let any_capture = legal.first().is_some_and(Move::is_capture);
+        if !any_capture {
+            return Refusal::Movement;
+        }
+        if !capture {
+            return Refusal::Compulsory;
+        }
+        match pos.variant().rules().capture_choice {
+            CaptureChoice::MaximumPieces | CaptureChoice::Italian | CaptureChoice::Frisian => {
+                Refusal::Maximum
+            }
+            CaptureChoice::Free => Refusal::Unfinished,
+        }
+    }
+
+    /// Why, in a few words (`legal` as for [`Refusal::of`]).
+    pub fn reason(self, pos: &Position, legal: &[Move]) -> String {
+        match (self, pos.variant().rules().capture_choice) {
+            (Refusal::Compulsory, _) => "a capture is compulsory".to_string(),
+            (Refusal::Maximum, CaptureChoice::Italian) => {
+                "not a complete capture with precedence (most pieces, then with a king, then \
+                 most kings, then a king first)"
+                    .to_string()
+            }
+            (Refusal::Maximum, CaptureChoice::Frisian) => {
+                "the capture must take the most value (a king counts almost two men), with a \
+                 king if a king can"
+                    .to_string()
+            }
+            (Refusal::Maximum, _) => {
+                let best = legal.iter().map(Move::capture_count).max().unwrap_or(0);
+                format!("the capture must take the most pieces ({best})")
+            }
+            (Refusal::Unfinished, _) => "not a complete capture of this position".to_string(),
+            (Refusal::Movement, _) => "not a legal move in this position".to_string(),
+        }
+    }
+
+    /// The rule a refusal cites in `variant`, as RULES.md numbers it: the variant's own
+    /// rule where the rule book has one (Turkish, Frisian, corners, English, Italian),
+    /// else by capture choice (free choice RU, maximum capture FMJD).
+    pub fn rule(self, variant: Variant) -> &'static str {
+        match (variant.rules().draws, self) {
+            (DrawRules::Turkish, Refusal::Compulsory) => return "TR captures compulsory",
+            (DrawRules::Turkish, Refusal::Maximum | Refusal::Unfinished) => {
+                return "TR maximum pieces";
+            }
+            (DrawRules::Turkish, Refusal::Movement) => return "TR moves",
+            (DrawRules::Frisian, Refusal::Compulsory) => return "FR captures compulsory",
+            (DrawRules::Frisian, Refusal::Maximum | Refusal::Unfinished) => {
+                return "FR capture precedence";
+            }
+            (DrawRules::Frisian, Refusal::Movement) => return "FR moves",
+            // English practice: a capture must be taken and a started one finished.
+            (DrawRules::English, Refusal::Compulsory | Refusal::Unfinished) => {
+                return "EN capture";
+            }
+            // Corners captures nothing: every refusal is about the moves themselves.
+            (DrawRules::Corners, _) => return "CORN moves",
+            _ => {}
+        }
+        match (self, variant.rules().capture_choice) {
+            (Refusal::Compulsory, CaptureChoice::Free) => "RU 1.5.3",
+            (Refusal::Compulsory, CaptureChoice::MaximumPieces | CaptureChoice::Frisian) => {
+                "FMJD 4.2"
+            }
+            (Refusal::Compulsory, CaptureChoice::Italian) => "IT: FID rules 3-4",
+            (Refusal::Maximum, CaptureChoice::Italian) => "IT: FID rules 5-8",
+            (Refusal::Maximum, _) => "FMJD 4.13",
+            (Refusal::Unfinished, CaptureChoice::Free) => "RU 1.5.5",
+            (Refusal::Unfinished, CaptureChoice::MaximumPieces | CaptureChoice::Frisian) => {
+                "FMJD 4.5"
+            }
+            (Refusal::Unfinished, CaptureChoice::Italian) => "IT: FID rules 3-4",
+            (Refusal::Movement, _) => "RU 1.4",
+        }
+    }
 }
 
 /// Splits a written move into its squares.
@@ -131,7 +194,17 @@ fn subsequence(inner: &[Square], landings: &[Square]) -> bool {
 /// # Errors
 /// [`MoveError`]: malformed text, a bad square, no piece, an illegal or ambiguous move.
 pub fn parse_move(text: &str, pos: &Position) -> Result<Move, MoveError> {
-    let mut found = matching_moves(text, pos)?;
+    parse_move_among(text, pos, &pos.legal_moves_all_paths())
+}
+
+/// [`parse_move`] with the legal moves of `pos` already generated: `all_paths` must be
+/// [`Position::legal_moves_all_paths`] of `pos` (a game keeps them, see
+/// [`crate::rules::Game::position_moves_all_paths`]).
+///
+/// # Errors
+/// As [`parse_move`].
+pub fn parse_move_among(text: &str, pos: &Position, all_paths: &[Move]) -> Result<Move, MoveError> {
+    let mut found = matching_moves_among(text, pos, all_paths)?;
     if found.len() == 1 {
         return Ok(found.remove(0));
     }
@@ -151,16 +224,29 @@ pub fn parse_move(text: &str, pos: &Position) -> Result<Move, MoveError> {
 /// [`MoveError`] when no legal move fits: malformed text, a bad square, no piece, an
 /// illegal move. Never [`MoveError::Ambiguous`].
 pub fn matching_moves(text: &str, pos: &Position) -> Result<Vec<Move>, MoveError> {
+    matching_moves_among(text, pos, &pos.legal_moves_all_paths())
+}
+
+/// [`matching_moves`] with the legal moves of `pos` already generated (`all_paths`, as
+/// for [`parse_move_among`]).
+///
+/// # Errors
+/// As [`matching_moves`].
+pub fn matching_moves_among(
+    text: &str,
+    pos: &Position,
+    all_paths: &[Move],
+) -> Result<Vec<Move>, MoveError> {
     let variant = pos.variant();
     let (squares, capture_written) = split(text, variant)?;
     let (from, to) = (squares[0], squares[squares.len() - 1]);
     let inner = &squares[1..squares.len() - 1];
     if !variant.rules().hops.is_empty() {
-        return parse_hop(text, pos, &squares, capture_written).map(|m| vec![m]);
+        return parse_hop(text, pos, all_paths, &squares, capture_written).map(|m| vec![m]);
     }
-    let all = pos.legal_moves_all_paths();
+    let all = all_paths;
     let mut found: Vec<Move> = Vec::new();
-    for m in &all {
+    for m in all {
         if m.from() != from || m.to() != to {
             continue;
         }
@@ -186,7 +272,7 @@ pub fn matching_moves(text: &str, pos: &Position) -> Result<Vec<Move>, MoveError
         }
     }
     if found.is_empty() {
-        return Err(diagnose(text, pos, from, capture_written, &all));
+        return Err(diagnose(text, pos, from, capture_written, all));
     }
     let key = |m: &Move| -> Vec<u32> {
         m.path()
@@ -205,6 +291,7 @@ pub fn matching_moves(text: &str, pos: &Position) -> Result<Vec<Move>, MoveError
 fn parse_hop(
     text: &str,
     pos: &Position,
+    all_paths: &[Move],
     squares: &[Square],
     capture_written: bool,
 ) -> Result<Move, MoveError> {
@@ -212,15 +299,15 @@ fn parse_hop(
     let illegal = |reason: &str| MoveError::Illegal {
         text: text.trim().to_string(),
         reason: reason.to_string(),
-        rule: citation(variant, Topic::Movement),
+        rule: Refusal::Movement.rule(variant),
     };
     if capture_written {
         return Err(illegal("nothing is captured: write the move with '-'"));
     }
     let (from, to) = (squares[0], squares[squares.len() - 1]);
-    let legal = pos.legal_moves();
-    let Some(mv) = legal.iter().find(|m| m.from() == from && m.to() == to) else {
-        return Err(diagnose(text, pos, from, false, &legal));
+    // The first path found is the move `Position::legal_moves` keeps.
+    let Some(mv) = all_paths.iter().find(|m| m.from() == from && m.to() == to) else {
+        return Err(diagnose(text, pos, from, false, all_paths));
     };
     if squares.len() > 2 && !pos.is_hop_route(from, &squares[1..]) {
         return Err(illegal(
@@ -232,49 +319,15 @@ fn parse_hop(
 }
 
 fn diagnose(text: &str, pos: &Position, from: Square, capture: bool, all: &[Move]) -> MoveError {
-    let variant = pos.variant();
     let text = text.trim().to_string();
     if pos.pieces(pos.turn()) & from.bit() == 0 {
         return MoveError::NoPiece { text };
     }
-    let any_capture = all.first().is_some_and(Move::is_capture);
-    let (reason, topic) = if any_capture && !capture {
-        ("a capture is compulsory".to_string(), Topic::Compulsory)
-    } else if any_capture && variant.rules().capture_choice == CaptureChoice::MaximumPieces {
-        let best = all.iter().map(Move::capture_count).max().unwrap_or(0);
-        (
-            format!("the capture must take the most pieces ({best})"),
-            Topic::Maximum,
-        )
-    } else if any_capture && variant.rules().capture_choice == CaptureChoice::Italian {
-        (
-            "not a complete capture with precedence (most pieces, then with a king, then \
-             most kings, then a king first)"
-                .to_string(),
-            Topic::Maximum,
-        )
-    } else if any_capture && variant.rules().capture_choice == CaptureChoice::Frisian {
-        (
-            "the capture must take the most value (a king counts almost two men), \
-             with a king if a king can"
-                .to_string(),
-            Topic::Maximum,
-        )
-    } else if any_capture {
-        (
-            "not a complete capture of this position".to_string(),
-            Topic::Unfinished,
-        )
-    } else {
-        (
-            "not a legal move in this position".to_string(),
-            Topic::Movement,
-        )
-    };
+    let refusal = Refusal::of(pos, all, capture);
     MoveError::Illegal {
         text,
-        reason,
-        rule: citation(variant, topic),
+        reason: refusal.reason(pos, all),
+        rule: refusal.rule(pos.variant()),
     }
 }
 

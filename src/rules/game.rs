@@ -13,12 +13,16 @@
 //! move that brings the game into its class and is not restarted by a capture or a
 //! promotion that keeps the game inside it.
 
+use std::sync::Arc;
+
 use super::geometry::Square;
+use super::movegen::dedup;
 use super::mv::Move;
 use super::position::{PlayError, Position};
 use super::square_set::squares_of;
-use super::variant::{DrawRules, WinCondition};
+use super::variant::{DrawRules, Removal, WinCondition};
 use super::{Bitboard, Color};
+use crate::history::History;
 
 /// Which edition of the Russian rules decides draws.
 #[derive(
@@ -94,10 +98,15 @@ pub struct Outcome {
 /// The outcome of a position by itself: the side to move with no piece or no move loses
 /// (wins, in giveaway variants).
 pub fn outcome(pos: &Position) -> Option<Outcome> {
+    outcome_given(pos, || pos.count_moves(true) != 0)
+}
+
+/// [`outcome`], with whether the side to move has a legal move already known.
+fn outcome_given(pos: &Position, has_move: impl FnOnce() -> bool) -> Option<Outcome> {
     let rules = pos.variant().rules();
     let reason = if pos.pieces(pos.turn()) == 0 {
         EndReason::NoPieces
-    } else if pos.count_moves(true) == 0 {
+    } else if !has_move() {
         EndReason::NoMoves
     } else {
         return None;
@@ -194,13 +203,36 @@ pub struct KingMoveRun {
 
 /// A game from a start position: the moves played, every position reached, and the draw
 /// counters.
+///
+/// The cost of a move does not grow with the game: the histories are [`History`]s (a copy
+/// shares them), the legal moves of the current position are generated once, when it
+/// arises, and repetitions are found by Zobrist hash ([`Position::hash`]), comparing
+/// positions only when the hashes match, among the positions since the last capture or
+/// promotion (none before can be equal, see [`Game::repetitions`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Game {
     edition: RuleEdition,
-    positions: Vec<Position>,
-    moves: Vec<Move>,
+    positions: History<Position>,
+    /// The Zobrist hash of each position, same index.
+    hashes: History<u64>,
+    moves: History<Move>,
     counters: DrawCounters,
     king_runs: [KingMoveRun; 2],
+    /// Moves made by each side.
+    made: [u32; 2],
+    /// The index of the first position that can equal a later one: the one after the last
+    /// capture or promotion (0 in towers, where a capture keeps every piece on the board).
+    reversible_from: usize,
+    /// The legal moves of the current position, every capture path kept apart
+    /// ([`Position::legal_moves_all_paths`]), generated when the position arose.
+    legal: Arc<[Move]>,
+}
+
+/// What a capture or a promotion lowers for good (outside towers): the pieces on the
+/// board and the men among them. Positions with different marks are different.
+fn material_mark(pos: &Position) -> (u32, u32) {
+    let all = pos.pieces(Color::White) | pos.pieces(Color::Black);
+    (all.count_ones(), (all & !pos.kings()).count_ones())
 }
 
 impl Game {
@@ -208,10 +240,14 @@ impl Game {
     pub fn new(start: Position, edition: RuleEdition) -> Game {
         let mut game = Game {
             edition,
-            positions: vec![start],
-            moves: Vec::new(),
+            positions: std::iter::once(start).collect(),
+            hashes: std::iter::once(start.hash()).collect(),
+            moves: History::new(),
             counters: DrawCounters::default(),
             king_runs: [KingMoveRun::default(); 2],
+            made: [0; 2],
+            reversible_from: 0,
+            legal: start.legal_moves_all_paths().into(),
         };
         game.counters.left_main_road = !game.lone_king_on_road();
         game
@@ -230,13 +266,32 @@ impl Game {
     }
 
     /// The moves played.
-    pub fn moves(&self) -> &[Move] {
+    pub fn moves(&self) -> &History<Move> {
         &self.moves
     }
 
     /// Every position so far, the start first.
-    pub fn positions(&self) -> &[Position] {
+    pub fn positions(&self) -> &History<Position> {
         &self.positions
+    }
+
+    /// The legal moves of the current position with every capture path kept apart, as
+    /// [`Position::legal_moves_all_paths`] gives them (the Frisian [`Game::blocked_king`]
+    /// not taken out): generated once, when the position arose.
+    pub fn position_moves_all_paths(&self) -> &[Move] {
+        &self.legal
+    }
+
+    /// The legal moves of the current position, different paths to the same result
+    /// merged, as [`Position::legal_moves`] gives them (the [`Game::blocked_king`] not
+    /// taken out), from the list generated when the position arose.
+    pub fn position_moves(&self) -> Vec<Move> {
+        let mut moves = self.legal.to_vec();
+        // `Position::legal_moves` merges paths of captures only.
+        if moves.first().is_some_and(Move::is_capture) {
+            dedup(&mut moves, 0);
+        }
+        moves
     }
 
     /// The rule edition (Russian only).
@@ -287,7 +342,7 @@ impl Game {
     /// The legal moves now: the position's moves (different paths to the same result
     /// merged), less the quiet moves of a [`Game::blocked_king`].
     pub fn legal_moves(&self) -> Vec<Move> {
-        let mut moves = self.position().legal_moves();
+        let mut moves = self.position_moves();
         if let Some(king) = self.blocked_king() {
             moves.retain(|m| m.is_capture() || m.from() != king);
         }
@@ -301,13 +356,7 @@ impl Game {
     /// move of a [`Game::blocked_king`].
     pub fn play(&mut self, mv: &Move) -> Result<(), PlayError> {
         let before = *self.position();
-        if !mv.is_capture() && self.blocked_king() == Some(mv.from()) {
-            return Err(PlayError {
-                position: before,
-                mv: *mv,
-            });
-        }
-        let after = before.play(mv)?;
+        let after = self.after(mv)?;
         let mover = before.turn();
         let was_king = before.kings() & mv.from().bit() != 0;
         if before.variant().rules().same_king_move_limit.is_some() {
@@ -354,23 +403,80 @@ impl Game {
         } else {
             c.class_moves = [0, 0];
         }
+        self.made[mover.index()] += 1;
+        if (mv.is_capture() || mv.promotes())
+            && before.variant().rules().removal != Removal::UnderCapturer
+        {
+            self.reversible_from = self.positions.len();
+        }
         self.positions.push(after);
+        self.hashes.push(after.hash());
         self.moves.push(*mv);
+        self.legal = after.legal_moves_all_paths().into();
         if !self.lone_king_on_road() {
             self.counters.left_main_road = true;
         }
         Ok(())
     }
 
-    /// How many times the current position (pieces and side to move) has occurred.
-    pub fn repetitions(&self) -> usize {
-        let now = self.position();
-        self.positions.iter().filter(|p| *p == now).count()
+    /// The position after a legal move, as [`Game::play`] would make it, without playing
+    /// it.
+    ///
+    /// # Errors
+    /// As [`Game::play`].
+    pub fn after(&self, mv: &Move) -> Result<Position, PlayError> {
+        let before = *self.position();
+        let blocked = !mv.is_capture() && self.blocked_king() == Some(mv.from());
+        if blocked || !self.legal.contains(mv) {
+            return Err(PlayError {
+                position: before,
+                mv: *mv,
+            });
+        }
+        let mut after = before;
+        after.apply(mv);
+        Ok(after)
     }
 
-    /// How many times `pos` has occurred in this game.
+    /// How many times the current position (pieces and side to move) has occurred.
+    ///
+    /// Only positions with the same side to move since the last capture or promotion are
+    /// looked at, by hash first: a capture takes a piece off the board for good and a
+    /// promotion a man, so no earlier position has the same pieces (towers excepted, where
+    /// every position is looked at).
+    pub fn repetitions(&self) -> usize {
+        let now = self.position();
+        let hash = now.hash();
+        let last = self.positions.len() - 1;
+        self.hashes
+            .iter()
+            .rev()
+            .take(self.positions.len() - self.reversible_from)
+            .step_by(2)
+            .enumerate()
+            .filter(|&(k, &h)| h == hash && self.positions[last - 2 * k] == *now)
+            .count()
+    }
+
+    /// How many times `pos` has occurred in this game (found by hash, compared in full
+    /// when the hashes match).
     pub fn occurrences(&self, pos: &Position) -> usize {
-        self.positions.iter().filter(|p| *p == pos).count()
+        let hash = pos.hash();
+        // A position with no more pieces and men than the current one cannot be one from
+        // before the last capture or promotion (see `Game::repetitions`).
+        let (pieces, men) = material_mark(pos);
+        let (now_pieces, now_men) = material_mark(self.position());
+        let from = if pieces <= now_pieces && men <= now_men {
+            self.reversible_from
+        } else {
+            0
+        };
+        self.hashes
+            .iter()
+            .enumerate()
+            .skip(from)
+            .filter(|&(i, &h)| h == hash && self.positions[i] == *pos)
+            .count()
     }
 
     /// Starts the English 40-move count for `side` (the arbiter's decision on request).
@@ -389,7 +495,7 @@ impl Game {
         {
             return Some(end);
         }
-        if let Some(end) = outcome(pos) {
+        if let Some(end) = outcome_given(pos, || !self.legal.is_empty()) {
             return Some(end);
         }
         if self.blocked_king().is_some() && self.legal_moves().is_empty() {
@@ -405,11 +511,7 @@ impl Game {
 
     /// The moves each side has made in this game (White, Black).
     pub fn moves_made(&self) -> [u32; 2] {
-        let mut made = [0u32; 2];
-        for pos in &self.positions[..self.positions.len() - 1] {
-            made[pos.turn().index()] += 1;
-        }
-        made
+        self.made
     }
 
     /// Whether `side`'s pieces stand on every start square of its opponent (corners).

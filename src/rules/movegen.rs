@@ -699,7 +699,7 @@ fn frisian_value(m: &Move, enemy_kings: Bitboard, kings: Bitboard) -> u64 {
 
 /// Removes from `out[start..]` every move that repeats an earlier one's start, end and
 /// captured set, keeping the first path found.
-fn dedup(out: &mut Vec<Move>, start: usize) {
+pub(crate) fn dedup(out: &mut Vec<Move>, start: usize) {
     let mut i = start;
     while i < out.len() {
         if out[start..i].iter().any(|m| m.same_move(&out[i])) {

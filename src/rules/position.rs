@@ -6,7 +6,6 @@ use std::fmt;
 use super::geometry::Square;
 use super::mv::Move;
 use super::variant::{Removal, Variant};
-use super::zobrist;
 use super::{Bitboard, Color};
 
 /// An unchecked arrangement of pieces; turn it into a [`Position`] with
@@ -471,12 +470,6 @@ impl Position {
         } else {
             None
         }
-    }
-
-    /// The Zobrist hash of the pieces (the stacks too) and the side to move (for
-    /// repetition).
-    pub fn hash(&self) -> u64 {
-        zobrist::hash(self)
     }
 
     /// Plays a move that the generator produced for this position; no checks.

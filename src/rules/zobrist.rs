@@ -42,8 +42,16 @@ fn fold(mut bits: u64, keys: &[u64; 64]) -> u64 {
     h
 }
 
+impl Position {
+    /// The Zobrist hash of the pieces (the stacks too) and the side to move (for
+    /// repetition).
+    pub fn hash(&self) -> u64 {
+        hash(self)
+    }
+}
+
 /// The hash of a position.
-pub fn hash(pos: &Position) -> u64 {
+fn hash(pos: &Position) -> u64 {
     let mut h = 0;
     for color in Color::ALL {
         let c = color.index();

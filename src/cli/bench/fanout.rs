@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::harness::{Running, connect, on_client_thread, setup};
 use super::open_loop::{self, OpenSample};
-use super::percentile_ms_f64;
+use super::stats::percentile_ms_f64;
 use crate::api::pb;
 use crate::api::pb::broadcast_service_client::BroadcastServiceClient;
 use crate::store::MemoryStore;
@@ -160,7 +160,7 @@ fn report(
         percentile_ms_f64(&seen.latencies, 0.99),
         percentile_ms_f64(&seen.latencies, 1.0),
     );
-    let p99 = |s: &OpenSample| super::percentile_ms(&s.latencies, 0.99);
+    let p99 = |s: &OpenSample| super::stats::percentile_ms(&s.latencies, 0.99);
     let without = (p99(before) + p99(after)) / 2.0;
     println!(
         "fanout: SubmitMove ack p99 {:.2} ms with watchers vs {:.2} ms without (mean of {:.2} and {:.2}) = {:+.0}%  (target within 20%)",

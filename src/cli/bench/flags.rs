@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::percentile_ms_f64;
+use super::stats::percentile_ms_f64;
 use crate::clock::TimeControl;
 use crate::game::{Actor, Command, EndReason, EventKind, GameEvent, GameSettings};
 use crate::hub::{GameMeta, Hub};

@@ -12,7 +12,8 @@ use tokio::task::JoinHandle;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Channel, Endpoint};
 
-use super::{SHUFFLE_FEN, Sample, TIME_CONTROL, echo};
+use super::echo;
+use super::stats::{SHUFFLE_FEN, Sample, TIME_CONTROL};
 use crate::api::pb;
 use crate::api::pb::game_service_client::GameServiceClient;
 use crate::server::config::{Config, LogFormat};

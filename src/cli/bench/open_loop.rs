@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::harness::{Game, Running, on_client_thread, setup};
-use super::{Scratch, percentile_ms};
+use super::stats::{Scratch, percentile_ms};
 use crate::store::SqliteStore;
 
 /// What an open-loop run measured.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::harness::{Game, Running, on_client_thread, play, setup};
-use super::range;
+use super::stats::range;
 use crate::store::MemoryStore;
 
 /// The sizes of a game-length run.
