@@ -124,9 +124,10 @@ impl pb::game_service_server::GameService for Api {
             return Err(Status::invalid_argument("move: required"));
         }
         let side = self.side_for(&role, r.side, &r.game_id).await?;
-        let cmd = Command::SubmitMove {
+        let notation = r.r#move;
+        let cmd = move |side| Command::SubmitMove {
             side,
-            notation: r.r#move,
+            notation,
             offer_draw: false,
         };
         let pair = self
@@ -171,7 +172,7 @@ impl pb::game_service_server::GameService for Api {
         let r = req.into_inner();
         let side = self.side_for(&role, r.side, &r.game_id).await?;
         let response = convert::response(r.response).map_err(bad)?;
-        let cmd = Command::RespondToOffer { side, response };
+        let cmd = move |side| Command::RespondToOffer { side, response };
         let pair = self
             .play(role, &r.game_id, side, cmd, r.expected_seq)
             .await?;
@@ -185,10 +186,12 @@ impl pb::game_service_server::GameService for Api {
         let role = self.role(&req)?;
         let r = req.into_inner();
         let side = self.side_for(&role, r.side, &r.game_id).await?;
-        let cmd = Command::ClaimDraw {
+        let kind = convert::claim_kind(r.kind);
+        let written_move = (!r.written_move.trim().is_empty()).then_some(r.written_move);
+        let cmd = move |side| Command::ClaimDraw {
             side,
-            kind: convert::claim_kind(r.kind),
-            written_move: (!r.written_move.trim().is_empty()).then_some(r.written_move),
+            kind,
+            written_move,
         };
         let pair = self
             .play(role, &r.game_id, side, cmd, r.expected_seq)

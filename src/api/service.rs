@@ -102,23 +102,31 @@ impl Api {
 
     /// The side a player request acts for: the field, else the player's own side, else
     /// (for an arbiter) the side to move.
+    ///
+    /// `None` for an arbiter who named no side: the game's task takes the side to move
+    /// when it decides the command (no read before it).
     pub(super) async fn side_for(
         &self,
         role: &Role,
         field: i32,
         game_id: &str,
-    ) -> Result<Color, Status> {
+    ) -> Result<Option<Color>, Status> {
         if field != 0 {
-            return convert::side(field, "side").map_err(bad);
+            return convert::side(field, "side").map(Some).map_err(bad);
         }
-        if let Role::Player { side, .. } = role {
-            return Ok(*side);
+        match role {
+            Role::Player { side, .. } => Ok(Some(*side)),
+            Role::Arbiter { .. } => Ok(None),
+            // Refused below whatever the side; read it so the refusal names one.
+            _ => {
+                let handle = self.game(game_id).await?;
+                handle
+                    .read(|s, _| s.position().turn())
+                    .await
+                    .map(Some)
+                    .map_err(|e| status(&e))
+            }
         }
-        let handle = self.game(game_id).await?;
-        handle
-            .read(|s, _| s.position().turn())
-            .await
-            .map_err(|e| status(&e))
     }
 
     /// A player command whose only argument is the side.
@@ -128,38 +136,58 @@ impl Api {
         game_id: &str,
         side_field: i32,
         expected_seq: u64,
-        make: impl FnOnce(Color) -> Command,
+        make: impl FnOnce(Color) -> Command + Send + 'static,
     ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
         let side = self.side_for(&role, side_field, game_id).await?;
-        self.play(role, game_id, side, make(side), expected_seq)
-            .await
+        self.play(role, game_id, side, make, expected_seq).await
     }
 
+    /// A player's command for `side` (`None`: an arbiter's, for the side to move).
     pub(super) async fn play(
         &self,
         req_role: Role,
         game_id: &str,
-        side: Color,
-        cmd: Command,
+        side: Option<Color>,
+        make: impl FnOnce(Color) -> Command + Send + 'static,
         expected_seq: u64,
     ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
         let actor = match &req_role {
             Role::Player { side, .. } => Actor::Player(*side),
             _ => Actor::Arbiter(role_name(&req_role)),
         };
-        self.run(
-            &req_role,
-            game_id,
-            |m| Action::Play {
+        let handle = self.game(game_id).await?;
+        let m = handle.meta();
+        let action = match side {
+            Some(side) => Action::Play {
                 game: &m.id,
                 event: &m.event,
                 side,
             },
-            actor,
-            cmd,
-            expected_seq,
-        )
-        .await
+            // Only an arbiter names no side; it may act for either.
+            None => Action::Arbitrate {
+                game: &m.id,
+                event: &m.event,
+            },
+        };
+        req_role.allows(action).map_err(auth_status)?;
+        let meta = handle.meta().clone();
+        let view =
+            move |session: &crate::game::Session, now| convert::game_pb(&meta, session, now, false);
+        let expected = Some(expected_seq);
+        let (events, game) = match side {
+            Some(side) => handle.command(actor, make(side), expected, view).await,
+            None => {
+                handle
+                    .command_for_side_to_move(actor, make, expected, view)
+                    .await
+            }
+        }
+        .map_err(|e| status(&e))?;
+        let events = events
+            .iter()
+            .map(|e| convert::event_pb(e, handle.meta()))
+            .collect();
+        Ok((game, events))
     }
 
     pub(super) async fn arbitrate(

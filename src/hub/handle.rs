@@ -19,9 +19,10 @@ use tokio::sync::{mpsc, oneshot};
 use super::error::{HubError, decode};
 use super::meta::GameMeta;
 use super::queue::{Published, Step, WatchEnd, WatchQueue, WatchStart};
-use super::task::{self, Msg};
+use super::task::{self, Msg, Pending};
 use super::timeline::Timeline;
 use crate::game::{Actor, Command, Session};
+use crate::rules::Color;
 use crate::store::EventStore;
 
 /// Loads a game again when its task left memory after a handle was taken (the hub).
@@ -104,7 +105,29 @@ impl GameHandle {
         F: FnOnce(&Session, u64) -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.command_from_board(actor, cmd, expected_seq, None, view)
+        self.send_command(actor, Pending::Ready(cmd), expected_seq, None, view)
+            .await
+    }
+
+    /// Like [`GameHandle::command`], for the side to move as the game's task sees it
+    /// when it decides (`make` builds the command for that side).
+    ///
+    /// # Errors
+    /// As [`GameHandle::command`].
+    pub async fn command_for_side_to_move<R, F, M>(
+        &self,
+        actor: Actor,
+        make: M,
+        expected_seq: Option<u64>,
+        view: F,
+    ) -> Result<(Vec<Arc<Published>>, R), HubError>
+    where
+        M: FnOnce(Color) -> Command + Send + 'static,
+        F: FnOnce(&Session, u64) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let cmd = Pending::ForSideToMove(Box::new(make));
+        self.send_command(actor, cmd, expected_seq, None, view)
             .await
     }
 
@@ -117,6 +140,22 @@ impl GameHandle {
         &self,
         actor: Actor,
         cmd: Command,
+        expected_seq: Option<u64>,
+        board_ms: Option<i64>,
+        view: F,
+    ) -> Result<(Vec<Arc<Published>>, R), HubError>
+    where
+        F: FnOnce(&Session, u64) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.send_command(actor, Pending::Ready(cmd), expected_seq, board_ms, view)
+            .await
+    }
+
+    async fn send_command<R, F>(
+        &self,
+        actor: Actor,
+        cmd: Pending,
         expected_seq: Option<u64>,
         board_ms: Option<i64>,
         view: F,

@@ -17,6 +17,7 @@ use super::metrics::Metrics;
 use super::queue::{Published, WatchEnd, WatchQueue, WatchStart};
 use super::timeline::Timeline;
 use crate::game::{Actor, Command, Decided, EventKind, GameEvent, Session};
+use crate::rules::Color;
 use crate::store::{EventStore, StoreError};
 
 /// The reply to a command: the session after it (and the instant it was read at) and the
@@ -32,7 +33,7 @@ pub(super) enum Msg {
     /// Decide a command and record it.
     Command {
         actor: Actor,
-        cmd: Command,
+        cmd: Pending,
         expected_seq: Option<u64>,
         /// An electronic board's own timestamp on the message, recorded in the events.
         board_ms: Option<i64>,
@@ -48,6 +49,24 @@ pub(super) enum Msg {
         public: bool,
         reply: oneshot::Sender<WatchStart>,
     },
+}
+
+/// A command as a caller sends it: made already, or made for the side to move when the
+/// task decides it (an arbiter acting for "the side to move" saves a read first).
+pub enum Pending {
+    /// The command.
+    Ready(Command),
+    /// The command for the side to move, made in the task.
+    ForSideToMove(Box<dyn FnOnce(Color) -> Command + Send>),
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Pending::Ready(c) => f.debug_tuple("Ready").field(c).finish(),
+            Pending::ForSideToMove(_) => f.write_str("ForSideToMove"),
+        }
+    }
 }
 
 /// The game as viewers see it, `delay_ms` behind the live one (DESIGN.md §10: the
@@ -286,10 +305,14 @@ impl GameTask {
     async fn command(
         &mut self,
         actor: &Actor,
-        cmd: Command,
+        cmd: Pending,
         expected_seq: Option<u64>,
         board_ms: Option<i64>,
     ) -> Result<Vec<Arc<Published>>, HubError> {
+        let cmd = match cmd {
+            Pending::Ready(c) => c,
+            Pending::ForSideToMove(make) => make(self.session.position().turn()),
+        };
         let last = self.session.last_seq();
         if let Some(expected) = expected_seq
             && expected != 0
