@@ -931,10 +931,23 @@ mod memory_tests {
             finished(&hub, &format!("g{i}")).await;
         }
         until_empty(&hub).await;
+        let before = resident_kib();
         let listed = hub.listing(&GameFilter::default()).await.expect("list");
         assert_eq!(listed.len(), 5000);
         assert!(listed.iter().all(|l| matches!(l, Listed::Stored(..))));
         assert_eq!(hub.loaded(), 0, "no game was loaded to list it");
+        drop(listed);
+        let after = resident_kib();
+        eprintln!(
+            "listing 5000 finished games: RSS {before:?} KiB -> {after:?} KiB, 0 games loaded"
+        );
+    }
+
+    /// Resident memory from `/proc/self/status` (Linux), for the report.
+    fn resident_kib() -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
     }
 
     /// Past the limit, loading one more game is refused with a clear error, and nothing
