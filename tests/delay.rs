@@ -22,6 +22,10 @@ use tonic::Request;
 const DELAY: u64 = 60_000;
 
 fn api() -> Api {
+    api_over(Hub::new(Arc::new(MemoryStore::new()), false))
+}
+
+fn api_over(hub: Arc<Hub>) -> Api {
     let token = |t: &str, role| TokenConfig {
         token: t.into(),
         role,
@@ -45,10 +49,7 @@ fn api() -> Api {
         ),
         token("board", Role::Board { game: "g".into() }),
     ]);
-    Api::new(
-        Hub::new(Arc::new(MemoryStore::new()), false),
-        Arc::new(tokens),
-    )
+    Api::new(hub, Arc::new(tokens))
 }
 
 fn req<T>(token: &str, msg: T) -> Request<T> {
@@ -271,4 +272,35 @@ async fn streams_deliver_to_the_public_after_the_delay() {
             "exactly the delay"
         );
     }
+}
+
+/// A viewer waiting out the delay is not waited for at shutdown: its stream ends at once
+/// with UNAVAILABLE, and the held-back events stay unseen.
+#[tokio::test(start_paused = true)]
+async fn shutdown_ends_a_delayed_stream_at_once() {
+    let hub = Hub::new(Arc::new(MemoryStore::new()), false);
+    let api = api_over(hub.clone());
+    game_with_a_move(&api).await;
+    let mut s = api
+        .watch_game(req(
+            "view",
+            pb::WatchGameRequest {
+                game_id: "g".into(),
+                from_seq: 0,
+            },
+        ))
+        .await
+        .expect("watch")
+        .into_inner();
+    let began = Instant::now();
+    let reader = tokio::spawn(async move { s.next().await });
+    tokio::task::yield_now().await;
+    hub.shutdown().await;
+    let first = reader.await.expect("reader").expect("an item");
+    let e = first.expect_err("the end, not a held-back event");
+    assert_eq!(e.code(), tonic::Code::Unavailable);
+    assert!(
+        Instant::now() - began < Duration::from_millis(DELAY),
+        "not after the delay"
+    );
 }

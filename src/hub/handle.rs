@@ -361,9 +361,23 @@ impl Watch {
             self.ended = true;
         }
         if let (Ok(WatchItem::Event(e)), true) = (&item, self.delay_ms > 0) {
-            // The public sees each event `delay` after it was recorded.
-            let at = e.event.at.mono_ms.saturating_add(self.delay_ms);
-            tokio::time::sleep_until(self.game.timeline().instant(at)).await;
+            // The public sees each event `delay` after it was recorded; a shutdown while
+            // it waits ends the watch at once (the event stays unseen).
+            let at = self
+                .game
+                .timeline()
+                .instant(e.event.at.mono_ms.saturating_add(self.delay_ms));
+            loop {
+                let woken = self.queue.notified();
+                if self.queue.shutting_down() {
+                    self.ended = true;
+                    return Some(Ok(WatchItem::End(WatchEnd::ShuttingDown)));
+                }
+                tokio::select! {
+                    () = tokio::time::sleep_until(at) => break,
+                    () = woken => {}
+                }
+            }
         }
         Some(item)
     }

@@ -103,6 +103,11 @@ impl WatchQueue {
         self.lock().dropped
     }
 
+    /// Whether the game's task ended the watch for shutdown.
+    pub(super) fn shutting_down(&self) -> bool {
+        self.lock().end == Some(WatchEnd::ShuttingDown)
+    }
+
     /// The watcher has gone: the task drops the queue at its next publish.
     pub(super) fn leave(&self) {
         self.lock().dropped = true;
