@@ -515,11 +515,17 @@ async fn a_board_timestamp_is_recorded_beside_the_servers() {
     })
     .await
     .expect("touch");
-    let f = tokio::time::timeout(Duration::from_secs(5), feed.next())
-        .await
-        .expect("within 5 s")
-        .expect("open")
-        .expect("feedback");
+    // The answer to message 2 (the clocks, sent every second, may come first).
+    let f = loop {
+        let f = tokio::time::timeout(Duration::from_secs(5), feed.next())
+            .await
+            .expect("within 5 s")
+            .expect("open")
+            .expect("feedback");
+        if !matches!(f.kind, Some(pb::board_feedback::Kind::Clock(_))) {
+            break f;
+        }
+    };
     assert_eq!(f.message_id, 2);
     let Some(pb::board_feedback::Kind::Event(e)) = f.kind else {
         panic!("the touch's event: {f:?}")
