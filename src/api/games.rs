@@ -8,7 +8,7 @@ use super::error::{auth_status, bad, status};
 use super::pb;
 use super::service::{Api, audience, role_name};
 use crate::game::{Actor, Command};
-use crate::hub::{GameMeta, HubError, Listed};
+use crate::hub::{GameMeta, HubError, Listed, Pending};
 use crate::store::GameFilter;
 
 #[tonic::async_trait]
@@ -107,7 +107,7 @@ impl pb::game_service_server::GameService for Api {
                     event: &m.event,
                 },
                 actor,
-                Command::Start,
+                Pending::Ready(Command::Start),
                 r.expected_seq,
             )
             .await?;

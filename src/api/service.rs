@@ -11,7 +11,7 @@ use super::convert;
 use super::error::{auth_status, bad, status};
 use super::pb;
 use crate::game::{Actor, ArbiterAction, BoardInput, Command, Occupancy};
-use crate::hub::{Audience, GameHandle, GameMeta, Hub};
+use crate::hub::{Audience, GameHandle, GameMeta, Hub, Pending};
 use crate::rules::Color;
 
 /// The state every service shares.
@@ -80,7 +80,7 @@ impl Api {
         game_id: &str,
         action: impl FnOnce(&GameMeta) -> Action<'_>,
         actor: Actor,
-        cmd: Command,
+        cmd: Pending,
         expected_seq: u64,
     ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
         let handle = self.game(game_id).await?;
@@ -88,7 +88,7 @@ impl Api {
         let meta = handle.meta().clone();
         // The reply's game is read in the same step as the command, from the same state.
         let (events, game) = handle
-            .command(actor, cmd, Some(expected_seq), move |session, now| {
+            .send_command(actor, cmd, Some(expected_seq), None, move |session, now| {
                 convert::game_pb(&meta, session, now, false)
             })
             .await
@@ -155,39 +155,30 @@ impl Api {
             Role::Player { side, .. } => Actor::Player(*side),
             _ => Actor::Arbiter(role_name(&req_role)),
         };
-        let handle = self.game(game_id).await?;
-        let m = handle.meta();
-        let action = match side {
-            Some(side) => Action::Play {
-                game: &m.id,
-                event: &m.event,
-                side,
-            },
-            // Only an arbiter names no side; it may act for either.
-            None => Action::Arbitrate {
-                game: &m.id,
-                event: &m.event,
-            },
+        // Only an arbiter names no side; it may act for either.
+        let (cmd, side) = match side {
+            Some(side) => (Pending::Ready(make(side)), Some(side)),
+            None => (Pending::ForSideToMove(Box::new(make)), None),
         };
-        req_role.allows(action).map_err(auth_status)?;
-        let meta = handle.meta().clone();
-        let view =
-            move |session: &crate::game::Session, now| convert::game_pb(&meta, session, now, false);
-        let expected = Some(expected_seq);
-        let (events, game) = match side {
-            Some(side) => handle.command(actor, make(side), expected, view).await,
-            None => {
-                handle
-                    .command_for_side_to_move(actor, make, expected, view)
-                    .await
-            }
-        }
-        .map_err(|e| status(&e))?;
-        let events = events
-            .iter()
-            .map(|e| convert::event_pb(e, handle.meta()))
-            .collect();
-        Ok((game, events))
+        self.run(
+            &req_role,
+            game_id,
+            |m| match side {
+                Some(side) => Action::Play {
+                    game: &m.id,
+                    event: &m.event,
+                    side,
+                },
+                None => Action::Arbitrate {
+                    game: &m.id,
+                    event: &m.event,
+                },
+            },
+            actor,
+            cmd,
+            expected_seq,
+        )
+        .await
     }
 
     pub(super) async fn arbitrate(
@@ -205,7 +196,7 @@ impl Api {
                 event: &m.event,
             },
             actor,
-            Command::Arbiter(action),
+            Pending::Ready(Command::Arbiter(action)),
             0,
         )
         .await

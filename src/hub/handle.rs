@@ -22,7 +22,6 @@ use super::queue::{Published, Step, WatchEnd, WatchQueue, WatchStart};
 use super::task::{self, Msg, Pending};
 use super::timeline::Timeline;
 use crate::game::{Actor, Command, Session};
-use crate::rules::Color;
 use crate::store::EventStore;
 
 /// Loads a game again when its task left memory after a handle was taken (the hub).
@@ -109,28 +108,6 @@ impl GameHandle {
             .await
     }
 
-    /// Like [`GameHandle::command`], for the side to move as the game's task sees it
-    /// when it decides (`make` builds the command for that side).
-    ///
-    /// # Errors
-    /// As [`GameHandle::command`].
-    pub async fn command_for_side_to_move<R, F, M>(
-        &self,
-        actor: Actor,
-        make: M,
-        expected_seq: Option<u64>,
-        view: F,
-    ) -> Result<(Vec<Arc<Published>>, R), HubError>
-    where
-        M: FnOnce(Color) -> Command + Send + 'static,
-        F: FnOnce(&Session, u64) -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        let cmd = Pending::ForSideToMove(Box::new(make));
-        self.send_command(actor, cmd, expected_seq, None, view)
-            .await
-    }
-
     /// Like [`GameHandle::command`], recording an electronic board's own timestamp
     /// (`board_ms`) in the events the message causes.
     ///
@@ -152,7 +129,13 @@ impl GameHandle {
             .await
     }
 
-    async fn send_command<R, F>(
+    /// Like [`GameHandle::command`], for a command that may be made in the task for the
+    /// side to move ([`Pending::ForSideToMove`]), with an electronic board's timestamp
+    /// if one caused it.
+    ///
+    /// # Errors
+    /// As [`GameHandle::command`].
+    pub async fn send_command<R, F>(
         &self,
         actor: Actor,
         cmd: Pending,
