@@ -11,7 +11,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use draughts_arbiter::game::{Actor, Command, GameSettings, MoveCountDraws, Now, Session};
+use draughts_arbiter::game::{
+    Actor, Command, GameSettings, MoveCountDraws, Now, RepetitionMode, Session,
+};
 use draughts_arbiter::notation::movetext::write_move_full;
 use draughts_arbiter::rules::Variant;
 
@@ -106,5 +108,76 @@ fn submit_move(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, submit_move);
+/// The benchmark service's game (`bench` subcommand): two kings a side shuffling, so the
+/// reversible stretch that repetition looks through is the whole game. At ply 200, the
+/// judge's part of a move and what the hub does with it besides (the summary row in
+/// JSON, the events in JSON).
+fn king_shuffle(c: &mut Criterion) {
+    let mut settings = GameSettings::new(Variant::Russian);
+    settings.time_control = Some("90m+30s".parse().expect("valid control"));
+    settings.move_count_draws = MoveCountDraws::Referred;
+    settings.repetition = RepetitionMode::Claim;
+    let arbiter = Actor::Arbiter("a".into());
+    let (mut s, _) = Session::create(
+        settings,
+        Some("W:WK29,K32:BK1,K4"),
+        arbiter.clone(),
+        Now::from_mono(0),
+    )
+    .expect("created");
+    s.handle(&arbiter, Command::Start, Now::from_mono(0))
+        .expect("started");
+    let cycle = ["g1-f2", "b8-a7", "f2-g1", "a7-b8"];
+    let mut t = 0;
+    for ply in 0..200 {
+        t += 1_000;
+        let cmd = Command::SubmitMove {
+            side: s.position().turn(),
+            notation: cycle[ply % 4].into(),
+            offer_draw: false,
+        };
+        let actor = Actor::Player(s.position().turn());
+        s = s
+            .handled(&actor, cmd, Now::from_mono(t))
+            .expect("a legal move")
+            .session;
+    }
+    let side = s.position().turn();
+    let actor = Actor::Player(side);
+    t += 1_000;
+    c.bench_function("handled SubmitMove, king shuffle at ply 200", |b| {
+        b.iter(|| {
+            let cmd = Command::SubmitMove {
+                side,
+                notation: cycle[0].into(),
+                offer_draw: false,
+            };
+            black_box(
+                s.handled(&actor, cmd, Now::from_mono(black_box(t)))
+                    .expect("a legal move"),
+            )
+        });
+    });
+    let cmd = Command::SubmitMove {
+        side,
+        notation: cycle[0].into(),
+        offer_draw: false,
+    };
+    let decided = s.handled(&actor, cmd, Now::from_mono(t)).expect("legal");
+    c.bench_function("summary row JSON, king shuffle at ply 200", |b| {
+        b.iter(|| {
+            let summary = decided.session.summarize(black_box(t));
+            black_box(serde_json::to_string(&summary).expect("serializes"))
+        });
+    });
+    c.bench_function("events JSON of one move", |b| {
+        b.iter(|| {
+            for e in &decided.events {
+                black_box(serde_json::to_vec(e).expect("serializes"));
+            }
+        });
+    });
+}
+
+criterion_group!(benches, submit_move, king_shuffle);
 criterion_main!(benches);

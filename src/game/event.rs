@@ -16,7 +16,108 @@ pub struct Now {
     /// Monotonic milliseconds (never goes back within a game's log).
     pub mono_ms: u64,
     /// Wall-clock time, for people and PDN.
+    #[serde(serialize_with = "wall_time::serialize")]
     pub wall: DateTime<Utc>,
+}
+
+/// The wall time of an event as the log keeps it: exactly chrono's own serde form
+/// (RFC 3339 in UTC, `2026-12-01T12:27:59.123Z`, with 0, 3, 6 or 9 digits of fraction),
+/// written without the formatting machinery for the years 0-9999 (every event is
+/// serialized once as it is recorded, and chrono's general formatter was a third of
+/// that cost). Read back by chrono's own deserializer.
+mod wall_time {
+    use chrono::{DateTime, Utc};
+    use serde::Serializer;
+
+    pub(super) fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+        if let Some((text, len)) = write(t)
+            && let Ok(text) = std::str::from_utf8(&text[..len])
+        {
+            return s.serialize_str(text);
+        }
+        serde::Serialize::serialize(t, s)
+    }
+
+    /// The text, or `None` outside what the fast path writes (then chrono writes it).
+    pub(super) fn write(t: &DateTime<Utc>) -> Option<([u8; 30], usize)> {
+        use chrono::{Datelike, Timelike};
+        let year = t.year();
+        let nanos = t.nanosecond();
+        if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
+            return None;
+        }
+        let mut out = *b"0000-00-00T00:00:00.000000000Z";
+        put(&mut out, 0, year as u32, 4);
+        put(&mut out, 5, t.month(), 2);
+        put(&mut out, 8, t.day(), 2);
+        put(&mut out, 11, t.hour(), 2);
+        put(&mut out, 14, t.minute(), 2);
+        put(&mut out, 17, t.second(), 2);
+        let mut n = 19;
+        if nanos != 0 {
+            let (value, width) = if nanos.is_multiple_of(1_000_000) {
+                (nanos / 1_000_000, 3)
+            } else if nanos.is_multiple_of(1_000) {
+                (nanos / 1_000, 6)
+            } else {
+                (nanos, 9)
+            };
+            put(&mut out, 20, value, width);
+            n = 20 + width;
+        }
+        out[n] = b'Z';
+        Some((out, n + 1))
+    }
+
+    /// Writes `value` in `width` decimal digits at `at`.
+    fn put(out: &mut [u8; 30], at: usize, value: u32, width: usize) {
+        let mut v = value;
+        for i in (at..at + width).rev() {
+            out[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use chrono::{DateTime, Utc};
+        use proptest::prelude::*;
+
+        fn ours(t: &DateTime<Utc>) -> String {
+            let mut out = Vec::new();
+            super::serialize(t, &mut serde_json::Serializer::new(&mut out)).expect("writes");
+            String::from_utf8(out).expect("utf-8")
+        }
+
+        proptest! {
+            /// The same text as chrono's serde, for any instant (and its fraction in
+            /// whole milli-, micro- or nanoseconds), read back to the same instant.
+            #[test]
+            fn as_chrono_writes_it(
+                secs in -62_135_596_800i64..300_000_000_000,
+                nanos in 0u32..1_000_000_000,
+                unit in 0usize..4,
+            ) {
+                let nanos = [0, nanos / 1_000_000 * 1_000_000, nanos / 1_000 * 1_000, nanos][unit];
+                let t = DateTime::<Utc>::from_timestamp(secs, nanos).expect("in range");
+                let text = ours(&t);
+                prop_assert_eq!(&text, &serde_json::to_string(&t).expect("chrono"));
+                let back: DateTime<Utc> = serde_json::from_str(&text).expect("reads");
+                prop_assert_eq!(back, t);
+            }
+        }
+
+        #[test]
+        fn outside_the_fast_path_chrono_writes_it() {
+            for t in [
+                DateTime::<Utc>::from_timestamp(-62_167_219_201, 0).expect("year -1"),
+                DateTime::<Utc>::from_timestamp(253_402_300_800, 5).expect("year 10000"),
+            ] {
+                assert!(super::write(&t).is_none());
+                assert_eq!(ours(&t), serde_json::to_string(&t).expect("chrono"));
+            }
+        }
+    }
 }
 
 impl Now {

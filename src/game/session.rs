@@ -175,6 +175,29 @@ pub struct Session {
     /// When the side to move's turn began (monotonic ms): the time spent on an untimed
     /// move is counted from here.
     pub(super) turn_since_ms: u64,
+    /// FENs already written, each with the position it is of: the start position's, and
+    /// the official position's after the last move (from the move's `fen_after`), so a
+    /// reply does not write them again.
+    pub(super) fens: FenCache,
+}
+
+/// The FENs a [`Session`] keeps (see `Session::fens`); each is used only while its
+/// position is the one asked for, so the cache never changes what a view shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct FenCache {
+    pub(super) start: (Position, Arc<str>),
+    pub(super) official: Option<(Position, Arc<str>)>,
+}
+
+impl FenCache {
+    /// The FEN of `pos`: a kept one when it is of `pos`, else written now.
+    fn of(&self, pos: &Position) -> Arc<str> {
+        match &self.official {
+            Some((p, fen)) if p == pos => fen.clone(),
+            _ if self.start.0 == *pos => self.start.1.clone(),
+            _ => Arc::from(crate::notation::write_fen(pos)),
+        }
+    }
 }
 
 impl Session {
@@ -252,7 +275,21 @@ impl Session {
                 finished: None,
             },
             turn_since_ms: event.at.mono_ms,
+            fens: FenCache {
+                start: (start, Arc::from(crate::notation::write_fen(&start))),
+                official: None,
+            },
         })
+    }
+
+    /// The official position's FEN.
+    pub fn official_fen(&self) -> Arc<str> {
+        self.fens.of(self.position())
+    }
+
+    /// The start position's FEN.
+    pub fn start_fen(&self) -> Arc<str> {
+        self.fens.of(self.game.start())
     }
 
     /// Rebuilds a session from its recorded events.
@@ -465,7 +502,7 @@ impl Session {
         self.apply_inner(e, extra.time_spent_ms.unwrap_or(0))?;
         let base = self.note_now(e.at.mono_ms);
         if let EventKind::Irregularity { .. } = &e.kind {
-            extra.official_fen = Some(crate::notation::write_fen(self.position()));
+            extra.official_fen = Some(self.official_fen().to_string());
         }
         if let EventKind::Warning { side, .. } = &e.kind {
             extra.count = self.warnings.iter().filter(|w| w.side == *side).count() as u32;
@@ -529,6 +566,8 @@ impl Session {
                     .ok_or_else(|| bad(format!("move {notation} is not legal")))?;
                 let before = *self.position();
                 self.game.play(&mv).map_err(|e| bad(e.to_string()))?;
+                let fen_after: Arc<str> = Arc::from(fen_after.as_str());
+                self.fens.official = Some((*self.position(), fen_after.clone()));
                 self.moves.push(MoveRecord {
                     side: *side,
                     notation: Arc::from(notation.as_str()),
@@ -537,7 +576,7 @@ impl Session {
                     seq: e.seq,
                     path: Arc::from(path.as_slice()),
                     captured: Arc::from(captured.as_slice()),
-                    fen_after: Arc::from(fen_after.as_str()),
+                    fen_after: fen_after.clone(),
                     spent_ms,
                     white_ms: None,
                     black_ms: None,

@@ -9,7 +9,6 @@ use super::session::{
     Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
 };
 use super::settings::GameSettings;
-use crate::notation::write_fen;
 use crate::rules::{Color, Variant};
 
 /// A game as people see it at an instant.
@@ -85,7 +84,7 @@ impl Session {
         GameSummary {
             view: self.summary(now),
             settings: self.settings.clone(),
-            start_fen: write_fen(self.game.start()),
+            start_fen: self.start_fen().to_string(),
             clock: self.clock.as_ref().map(|c| ClockReading::of(c, now)),
             stamps: self.stamps,
             move_count: self.moves.len() as u32,
@@ -110,7 +109,7 @@ impl Session {
         GameView {
             variant: self.variant(),
             started: self.started,
-            fen: write_fen(self.position()),
+            fen: self.official_fen().to_string(),
             side_to_move: self.position().turn(),
             clock_side: self.clock_side(),
             moves: if moves {

@@ -1,7 +1,7 @@
 //! Why the hub refuses, and the encoding of events and summaries for the store.
 
 use crate::game::{GameError, GameEvent, Session};
-use crate::store::{StoreError, StoredEvent, SummaryUpdate};
+use crate::store::{EventStore, StoreError, StoredEvent, SummaryUpdate};
 
 /// Why the hub refused.
 #[derive(Debug)]
@@ -57,6 +57,30 @@ impl From<StoreError> for HubError {
     fn from(e: StoreError) -> HubError {
         HubError::Store(e)
     }
+}
+
+/// Appends `events` after `before`'s last seq, decided into `after`. The game's row
+/// (finished flag and summary) changes in the same transaction when the game is or was
+/// finished; while it runs the row is left as it is: a running game is always in memory
+/// (the hub loads every unfinished game at start), so only a finished game is ever listed
+/// from its row, and a move costs no summary.
+pub(crate) async fn append_decided(
+    store: &dyn EventStore,
+    id: &str,
+    before: &Session,
+    after: &Session,
+    events: &[GameEvent],
+) -> Result<u64, HubError> {
+    let payloads = encode(events)?;
+    let next = before.last_seq() + 1;
+    let appended = if before.result().is_some() || after.result().is_some() {
+        store
+            .append_with_summary(id, next, payloads, summary_of(after)?)
+            .await
+    } else {
+        store.append(id, next, payloads).await
+    };
+    Ok(appended?)
 }
 
 /// The summary row of a session, as the store keeps it.

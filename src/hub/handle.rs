@@ -66,7 +66,7 @@ impl std::fmt::Debug for GameHandle {
 
 impl GameHandle {
     /// The game's names.
-    pub fn meta(&self) -> &GameMeta {
+    pub fn meta(&self) -> &Arc<GameMeta> {
         &self.meta
     }
 

@@ -27,7 +27,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch as signal};
 
 pub use error::HubError;
-pub(crate) use error::{decode, encode, summary_of};
+pub(crate) use error::{append_decided, decode, encode, summary_of};
 pub use handle::{Audience, GameHandle, Snapshot, Watch, WatchItem};
 pub use meta::{GameMeta, PlayerInfo};
 pub use queue::{Published, WatchEnd};
@@ -369,14 +369,7 @@ impl Hub {
             // The server's setting, or the game's own (GameSettings.charge_outage).
             let charged = self.charge_outage || session.settings().charge_outage;
             if let Some(d) = session.outage(now, charged) {
-                self.store
-                    .append_with_summary(
-                        id,
-                        session.last_seq() + 1,
-                        encode(&d.events)?,
-                        summary_of(&d.session)?,
-                    )
-                    .await?;
+                append_decided(self.store.as_ref(), id, &session, &d.session, &d.events).await?;
                 self.metrics.events_appended(d.events.len());
                 session = d.session;
                 events.extend(d.events);

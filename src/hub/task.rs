@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::error::{HubError, decode, encode, summary_of};
+use super::error::{HubError, append_decided, decode};
 use super::meta::GameMeta;
 use super::metrics::Metrics;
 use super::queue::{Published, WatchEnd, WatchQueue, WatchStart};
@@ -359,18 +359,15 @@ impl GameTask {
         }
         let id = &self.meta.id;
         let was_finished = self.session.result().is_some();
-        let payloads = encode(&decided.events)?;
-        // The game's row (finished flag, summary) changes in the same transaction.
-        let appended = self
-            .store
-            .append_with_summary(
-                id,
-                self.session.last_seq() + 1,
-                payloads,
-                summary_of(&decided.session)?,
-            )
-            .await;
-        if let Err(StoreError::Conflict { .. }) = &appended {
+        let appended = append_decided(
+            self.store.as_ref(),
+            id,
+            &self.session,
+            &decided.session,
+            &decided.events,
+        )
+        .await;
+        if let Err(HubError::Store(StoreError::Conflict { .. })) = &appended {
             // Someone else wrote this game's log (another copy of the task in the
             // instant of an eviction): take the log as it is, then refuse.
             self.reload().await;

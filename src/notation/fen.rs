@@ -201,52 +201,62 @@ pub fn write_fen(pos: &Position) -> String {
 /// Writes a position as a FEN in the given style; a board without PDN numbering
 /// (Turkish) is always written algebraically: `W:Wa2,b2,…:Ba7,…`.
 pub fn write_fen_styled(pos: &Position, style: FenStyle) -> String {
+    use std::fmt::Write as _;
     let variant = pos.variant();
     let style = if variant.rules().notation == NotationStyle::AlgebraicOnly {
         FenStyle::Algebraic
     } else {
         style
     };
-    let mut out = String::new();
+    // Written into one buffer: the judge writes a FEN with every move.
+    let mut out = String::with_capacity(64);
     out.push(pos.turn().letter());
+    let mut numbered: Vec<(u32, Square)> = Vec::with_capacity(32);
     for color in [Color::White, Color::Black] {
         out.push(':');
         out.push(color.letter());
-        let mut items: Vec<String> = Vec::new();
-        let mut numbered: Vec<(u32, Square)> = variant
-            .geometry()
-            .order
-            .iter()
-            .filter(|s| pos.pieces(color) & s.bit() != 0)
-            .map(|&s| (square_number(s, variant), s))
-            .collect();
-        numbered.sort();
+        numbered.clear();
+        numbered.extend(
+            variant
+                .geometry()
+                .order
+                .iter()
+                .filter(|s| pos.pieces(color) & s.bit() != 0)
+                .map(|&s| (square_number(s, variant), s)),
+        );
+        numbered.sort_unstable();
         let is_king = |s: Square| pos.kings() & s.bit() != 0;
         // Written one by one: kings, and towers with their pieces beneath.
         let single = |s: Square| (pos.kings() | pos.towers()) & s.bit() != 0;
+        let mut first = true;
+        let mut sep = |out: &mut String| {
+            if !std::mem::take(&mut first) {
+                out.push(',');
+            }
+        };
         let mut i = 0;
         while i < numbered.len() {
             let (n, sq) = numbered[i];
             if single(sq) || style == FenStyle::Algebraic {
-                let name = match style {
-                    FenStyle::Numeric => n.to_string(),
-                    FenStyle::Algebraic => square_name(sq, variant),
-                };
-                let mut item = if is_king(sq) {
-                    format!("K{name}")
-                } else {
-                    name
-                };
+                sep(&mut out);
+                if is_king(sq) {
+                    out.push('K');
+                }
+                match style {
+                    FenStyle::Numeric => {
+                        let _ = write!(out, "{n}");
+                    }
+                    FenStyle::Algebraic => out.push_str(&square_name(sq, variant)),
+                }
                 let beneath = pos.beneath(sq);
                 if !beneath.is_empty() {
-                    item.push('(');
-                    item.extend(beneath.iter().map(|c| match c {
+                    out.push('(');
+                    out.extend(beneath.iter().map(|c| match c {
                         Color::White => 'w',
                         Color::Black => 'b',
                     }));
-                    item.push(')');
+                    out.push(')');
                 }
-                items.push(item);
                 i += 1;
                 continue;
             }
@@ -258,15 +268,16 @@ pub fn write_fen_styled(pos: &Position, style: FenStyle) -> String {
                 j += 1;
             }
             if j - i >= 2 {
-                items.push(format!("{}-{}", n, numbered[j].0));
+                sep(&mut out);
+                let _ = write!(out, "{}-{}", n, numbered[j].0);
             } else {
                 for (m, _) in &numbered[i..=j] {
-                    items.push(m.to_string());
+                    sep(&mut out);
+                    let _ = write!(out, "{m}");
                 }
             }
             i = j + 1;
         }
-        out.push_str(&items.join(","));
     }
     out
 }

@@ -35,10 +35,13 @@ pub struct GameRecord {
     /// Anything else the server wants to list without replaying (players, variant...),
     /// as JSON. The store never looks inside.
     pub metadata_json: String,
-    /// The server's summary of the game as it stands (status, result, move count, last
-    /// seq, position...), as JSON, replaced in the same transaction as each append made
-    /// with [`EventStore::append_with_summary`](super::EventStore::append_with_summary);
+    /// The server's summary of the game (status, result, move count, last seq,
+    /// position...), as JSON, replaced in the same transaction as each append made with
+    /// [`EventStore::append_with_summary`](super::EventStore::append_with_summary);
     /// empty for rows written before summaries existed. The store never looks inside.
+    /// The hub writes it when a game is created and with every append that finds or
+    /// leaves the game finished: it is current for finished games, the only ones listed
+    /// from their row (a running game is always in memory).
     pub summary_json: String,
 }
 
