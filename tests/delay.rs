@@ -72,7 +72,7 @@ async fn game_with_a_move(api: &Api) -> Instant {
             round: "1".into(),
             board: 1,
             settings: Some(pb::GameSettings {
-                broadcast_delay_ms: DELAY,
+                broadcast_delay_ms: Some(DELAY),
                 ..Default::default()
             }),
             ..Default::default()
@@ -156,6 +156,42 @@ async fn public_game(api: &Api) -> pb::Game {
     .await
     .expect("get")
     .into_inner()
+}
+
+/// A game created without a delay of its own takes its event's default from the
+/// server's configuration; one that sets it (even to 0) keeps its own.
+#[tokio::test]
+async fn an_event_default_sets_the_delay_of_games_without_one() {
+    let api = api_over(Hub::new(Arc::new(MemoryStore::new()), false))
+        .with_event_delays([("Championship".to_string(), DELAY)].into());
+    let create = |id: &str, event: &str, delay: Option<u64>| pb::CreateGameRequest {
+        game_id: id.into(),
+        variant: pb::Variant::Russian as i32,
+        event: event.into(),
+        settings: delay.map(|d| pb::GameSettings {
+            broadcast_delay_ms: Some(d),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    for (id, event, given, expected) in [
+        ("a", "Championship", None, DELAY),
+        ("b", "Championship", Some(0), 0),
+        ("c", "Championship", Some(5_000), 5_000),
+        ("d", "Open", None, 0),
+    ] {
+        let game = api
+            .create_game(req("arb", create(id, event, given)))
+            .await
+            .expect("create")
+            .into_inner();
+        let delay = game.settings.and_then(|s| s.broadcast_delay_ms);
+        assert_eq!(
+            delay,
+            Some(expected),
+            "game {id} ({event}, given {given:?})"
+        );
+    }
 }
 
 /// GetGame, ListGames and ExportPdn: the viewer and a player of another game see the

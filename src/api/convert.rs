@@ -123,14 +123,15 @@ pub fn settings(
         out.min_move_for_offer = s.min_move_for_draw_offer;
         out.charge_outage = s.charge_outage_to_side_on_move;
         out.touch_immovable_penalty = s.touch_immovable_penalty;
-        if s.broadcast_delay_ms > crate::game::MAX_BROADCAST_DELAY_MS {
-            return Err(BadField(format!(
-                "settings.broadcast_delay_ms: at most {} (24 hours), got {}",
-                crate::game::MAX_BROADCAST_DELAY_MS,
-                s.broadcast_delay_ms
-            )));
+        if let Some(delay) = s.broadcast_delay_ms {
+            if delay > crate::game::MAX_BROADCAST_DELAY_MS {
+                return Err(BadField(format!(
+                    "settings.broadcast_delay_ms: at most {} (24 hours), got {delay}",
+                    crate::game::MAX_BROADCAST_DELAY_MS,
+                )));
+            }
+            out.broadcast_delay_ms = delay;
         }
-        out.broadcast_delay_ms = s.broadcast_delay_ms;
     }
     Ok(out)
 }
@@ -156,7 +157,7 @@ fn settings_pb(s: &GameSettings) -> pb::GameSettings {
         },
         claims_need_arbiter: s.claims_need_arbiter,
         min_move_for_draw_offer: s.min_move_for_offer,
-        broadcast_delay_ms: s.broadcast_delay_ms,
+        broadcast_delay_ms: Some(s.broadcast_delay_ms),
         charge_outage_to_side_on_move: s.charge_outage,
         touch_immovable_penalty: s.touch_immovable_penalty,
     }

@@ -22,8 +22,14 @@ impl pb::game_service_server::GameService for Api {
         role.allows(Action::Create { event: &r.event })
             .map_err(auth_status)?;
         let variant = convert::variant(r.variant).map_err(bad)?;
-        let settings =
+        let mut settings =
             convert::settings(variant, &r.time_control, r.settings.as_ref()).map_err(bad)?;
+        if r.settings
+            .as_ref()
+            .is_none_or(|s| s.broadcast_delay_ms.is_none())
+        {
+            settings.broadcast_delay_ms = self.event_delay(&r.event);
+        }
         let meta = GameMeta {
             id: r.game_id.clone(),
             event: r.event.clone(),

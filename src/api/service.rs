@@ -19,12 +19,30 @@ use crate::rules::Color;
 pub struct Api {
     hub: Arc<Hub>,
     tokens: Arc<Tokens>,
+    /// Each event's default broadcast delay (ms), for games created without one.
+    event_delays: Arc<std::collections::BTreeMap<String, u64>>,
 }
 
 impl Api {
     /// Services over a hub and a token table.
     pub fn new(hub: Arc<Hub>, tokens: Arc<Tokens>) -> Api {
-        Api { hub, tokens }
+        Api {
+            hub,
+            tokens,
+            event_delays: Arc::default(),
+        }
+    }
+
+    /// The same services, with each named event's default broadcast delay (ms): a game
+    /// of that event created without `settings.broadcast_delay_ms` takes it.
+    pub fn with_event_delays(mut self, delays: std::collections::BTreeMap<String, u64>) -> Api {
+        self.event_delays = Arc::new(delays);
+        self
+    }
+
+    /// The default broadcast delay (ms) of games of `event`: 0 unless configured.
+    pub(super) fn event_delay(&self, event: &str) -> u64 {
+        self.event_delays.get(event).copied().unwrap_or(0)
     }
 
     /// The hub the services run on.

@@ -68,6 +68,18 @@ pub struct FileConfig {
     /// Bearer tokens and their roles.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
+    /// Per-event defaults, by event name (`[events."Russian Championship 2026"]`).
+    #[serde(default)]
+    pub events: std::collections::BTreeMap<String, FileEvent>,
+}
+
+/// One `[events."<name>"]` table: defaults for the games of that event.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileEvent {
+    /// The public broadcast delay (ms, at most 24 hours) of games created in this event
+    /// without one of their own (`GameSettings.broadcast_delay_ms` left unset).
+    pub broadcast_delay_ms: Option<u64>,
 }
 
 /// The resolved configuration.
@@ -93,6 +105,8 @@ pub struct Config {
     pub tls: Option<TlsConfig>,
     /// Tokens.
     pub tokens: Vec<TokenConfig>,
+    /// Each event's default broadcast delay (ms).
+    pub event_delays: std::collections::BTreeMap<String, u64>,
 }
 
 /// The default gRPC address.
@@ -181,6 +195,18 @@ impl Config {
         log_format: Option<LogFormat>,
         insecure: bool,
     ) -> Result<Config, ConfigError> {
+        let mut event_delays = std::collections::BTreeMap::new();
+        for (event, defaults) in file.events {
+            if let Some(ms) = defaults.broadcast_delay_ms {
+                if ms > crate::game::MAX_BROADCAST_DELAY_MS {
+                    return Err(ConfigError(format!(
+                        "events.\"{event}\".broadcast_delay_ms: at most {} (24 hours), got {ms}",
+                        crate::game::MAX_BROADCAST_DELAY_MS
+                    )));
+                }
+                event_delays.insert(event, ms);
+            }
+        }
         let config = Config {
             listen: listen
                 .or(file.listen)
@@ -202,6 +228,7 @@ impl Config {
             evict_after: std::time::Duration::from_secs(file.evict_after_s.unwrap_or(60)),
             tls: resolve_tls(file.tls)?,
             tokens: file.tokens,
+            event_delays,
         };
         if config.tokens.is_empty() && !config.listen.ip().is_loopback() && !config.insecure {
             return Err(ConfigError(format!(
@@ -259,6 +286,38 @@ mod tests {
         .expect("flags win");
         assert_eq!(c.listen.port(), 7000);
         assert_eq!(c.data_dir, None);
+    }
+
+    /// `[events."<name>"] broadcast_delay_ms`: each event's default, at most 24 hours.
+    #[test]
+    fn event_defaults_are_read_and_bounded() {
+        let file: FileConfig = toml::from_str(
+            r#"
+            [events."Russian Championship 2026"]
+            broadcast_delay_ms = 900000
+            [events."Open"]
+            "#,
+        )
+        .expect("toml");
+        let c = Config::resolve(file, None, None, true, None, None, false).expect("valid");
+        assert_eq!(
+            c.event_delays.into_iter().collect::<Vec<_>>(),
+            vec![("Russian Championship 2026".to_string(), 900_000)]
+        );
+        let file: FileConfig = toml::from_str(
+            r#"
+            [events."Open"]
+            broadcast_delay_ms = 86400001
+            "#,
+        )
+        .expect("toml");
+        let e = Config::resolve(file, None, None, true, None, None, false).expect_err("too long");
+        assert_eq!(
+            e.0,
+            "events.\"Open\".broadcast_delay_ms: at most 86400000 (24 hours), got 86400001"
+        );
+        let unknown = toml::from_str::<FileConfig>("[events.\"Open\"]\ndelay = 5\n");
+        assert!(unknown.is_err(), "unknown keys are refused");
     }
 
     #[test]

@@ -254,7 +254,7 @@ async fn serve_grpc(
             return Err(ServeError(format!("reflection: {e}")));
         }
     };
-    let api = Api::new(hub.clone(), tokens);
+    let api = Api::new(hub.clone(), tokens).with_event_delays(config.event_delays.clone());
     tracing::info!(addr = ?listener.local_addr().ok(), tls = tls.is_some(), "serving");
     let mut builder = tonic::transport::Server::builder();
     if let Some(tls) = tls {

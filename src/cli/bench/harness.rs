@@ -42,6 +42,7 @@ impl Running {
             evict_after: std::time::Duration::from_secs(60),
             tls: None,
             tokens: Vec::new(),
+            event_delays: Default::default(),
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
