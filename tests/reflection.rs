@@ -524,6 +524,8 @@ async fn readme_grpcurl_lines_resolve_over_reflection_and_run_with_grpcurl() {
 /// then stopped. Returns how many lines ran.
 fn run_with_grpcurl(lines: &[GrpcurlLine], addr: &str) -> usize {
     let mut game_id: Option<String> = None;
+    // The move the README's SubmitMove line plays, which its WatchGame line then shows.
+    let mut played: Option<String> = None;
     for line in lines {
         assert!(
             line.text.contains(README_ADDR),
@@ -539,8 +541,14 @@ fn run_with_grpcurl(lines: &[GrpcurlLine], addr: &str) -> usize {
         }
         let method = line.method.as_deref().unwrap_or("list");
         if method.ends_with("/WatchGame") {
-            let out = read_stream_until(&text, "c3-d4");
-            assert!(out.contains("c3-d4"), "{text}: the move played: {out}");
+            let played = played
+                .as_deref()
+                .unwrap_or_else(|| panic!("{text}: watched before a SubmitMove line"));
+            let out = read_stream_until(&text, played);
+            assert!(
+                out.contains(played),
+                "{text}: the move {played} played: {out}"
+            );
             continue;
         }
         let out = Command::new("sh")
@@ -568,7 +576,10 @@ fn run_with_grpcurl(lines: &[GrpcurlLine], addr: &str) -> usize {
                 game_id = Some(id.to_string());
             }
             m if m.ends_with("/SubmitMove") => {
-                assert!(stdout.contains("c3-d4"), "{text}: {stdout}")
+                let sent = line.data.as_ref().and_then(|d| d["move"].as_str());
+                let sent = sent.expect("SubmitMove sends a move").to_string();
+                assert!(stdout.contains(&sent), "{text}: {stdout}");
+                played = Some(sent);
             }
             m if m.ends_with("/LegalMoves") => {
                 assert!(stdout.contains("notation"), "{text}: {stdout}")
