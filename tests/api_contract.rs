@@ -99,12 +99,11 @@ fn descriptor_set_lists_the_five_services_with_their_fixed_methods() {
     assert_eq!(watch.output_type(), ".draughts.arbiter.v1.GameEvent");
 }
 
+/// The server's reflection services (v1 and v1alpha) build from the descriptor sets it
+/// registers (the API's, health's and reflection's own); `tests/reflection.rs` asks them.
 #[test]
-fn reflection_accepts_the_descriptor_set() {
-    tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-        .build_v1()
-        .expect("reflection service builds");
+fn reflection_accepts_the_descriptor_sets() {
+    draughts_arbiter::server::run::reflection().expect("reflection services build");
 }
 
 #[test]

@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use tonic::codegen::http;
 use tonic::transport::ServerTlsConfig;
 use tonic::transport::server::TcpIncoming;
+use tonic_reflection::server::{v1 as reflection_v1, v1alpha as reflection_v1alpha};
 
 use super::config::Config;
 use super::probes;
@@ -216,13 +217,7 @@ async fn serve_grpc(
         );
     }
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
-    let names = [
-        "draughts.arbiter.v1.RulesService",
-        "draughts.arbiter.v1.GameService",
-        "draughts.arbiter.v1.BoardService",
-        "draughts.arbiter.v1.ArbiterService",
-        "draughts.arbiter.v1.BroadcastService",
-    ];
+    let names = pb::SERVICE_NAMES;
     for name in names.iter().copied().chain([""]) {
         health_reporter
             .set_service_status(name, tonic_health::ServingStatus::NotServing)
@@ -244,10 +239,7 @@ async fn serve_grpc(
             .await;
     }
     metrics.set_ready(true);
-    let reflection = match tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-        .build_v1()
-    {
+    let (reflection_v1, reflection_v1alpha) = match reflection() {
         Ok(r) => r,
         Err(e) => {
             hub.shutdown().await;
@@ -281,7 +273,8 @@ async fn serve_grpc(
             },
         ))
         .add_service(health_service)
-        .add_service(reflection)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
         .add_service(pb::rules_service_server::RulesServiceServer::new(
             api.clone(),
         ))
@@ -306,6 +299,33 @@ async fn serve_grpc(
     }
     tracing::info!("stopped");
     served
+}
+
+/// Server reflection in both protocol versions: `grpc.reflection.v1` (grpcurl 1.9+, buf
+/// curl) and `grpc.reflection.v1alpha` (older grpcurl, Python grpcio-reflection, many
+/// other clients). Both serve the same descriptors, so both list the same services: the
+/// API's five, `grpc.health.v1.Health` and the two reflection services. A file given
+/// twice (each builder adds its own version's file again) is kept once.
+///
+/// # Errors
+/// A descriptor set that does not decode (a build error, tested in `tests/api_contract.rs`).
+pub fn reflection() -> Result<
+    (
+        reflection_v1::ServerReflectionServer<impl reflection_v1::ServerReflection>,
+        reflection_v1alpha::ServerReflectionServer<impl reflection_v1alpha::ServerReflection>,
+    ),
+    tonic_reflection::server::Error,
+> {
+    fn descriptors() -> tonic_reflection::server::Builder<'static> {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(
+                tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
+            )
+    }
+    Ok((descriptors().build_v1()?, descriptors().build_v1alpha()?))
 }
 
 /// The accepted connections, with Nagle's algorithm off. `Server::tcp_nodelay` only
