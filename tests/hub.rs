@@ -422,6 +422,7 @@ async fn a_board_hears_digital_moves_rulings_and_the_timer() {
         .pause_clocks(pb::PauseClocksRequest {
             game_id: id.clone(),
             reason: "light".into(),
+            rule: String::new(),
         })
         .await
         .expect("pause");

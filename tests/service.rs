@@ -252,6 +252,176 @@ async fn ru_1_9_2_repetition_claim_over_the_network() {
     assert_eq!(g.rule, "RU 1.9.2");
 }
 
+/// The arbiter's inputs reach the wire as given (issue #12 items 3-4): a result by
+/// penalty with its rule and explanation; a pause with its reason; a warning with its
+/// rule; a ruling quoting the wrong claim is FAILED_PRECONDITION naming the pending one.
+#[tokio::test]
+async fn arbiter_inputs_are_recorded_as_given_over_the_network() {
+    let s = start(vec![]).await;
+    let mut arbiter = ArbiterServiceClient::new(s.channel.clone());
+    let id = new_game(&s, "").await;
+    let paused = arbiter
+        .pause_clocks(pb::PauseClocksRequest {
+            game_id: id.clone(),
+            reason: "the light failed".into(),
+            rule: "RU 1.8.4".into(),
+        })
+        .await
+        .expect("pause")
+        .into_inner();
+    let e = &paused.events[0];
+    assert_eq!(e.rule, "RU 1.8.4");
+    assert!(
+        matches!(&e.kind, Some(pb::game_event::Kind::ClocksPaused(p)) if p.reason == "the light failed")
+    );
+    let resumed = arbiter
+        .resume_clocks(pb::ResumeClocksRequest {
+            game_id: id.clone(),
+            reason: "light back".into(),
+            rule: String::new(),
+        })
+        .await
+        .expect("resume")
+        .into_inner();
+    assert!(
+        matches!(&resumed.events[0].kind, Some(pb::game_event::Kind::ClocksResumed(r)) if r.reason == "light back" && r.clock.is_some())
+    );
+    let warned = arbiter
+        .issue_warning(pb::IssueWarningRequest {
+            game_id: id.clone(),
+            side: side(Color::Black),
+            reason: "noise".into(),
+            rule: "RU 1.10.2".into(),
+        })
+        .await
+        .expect("warn")
+        .into_inner();
+    assert_eq!(warned.events[0].rule, "RU 1.10.2");
+    assert_eq!(warned.game.expect("game").warnings[0].rule, "RU 1.10.2");
+    let too_long = arbiter
+        .issue_warning(pb::IssueWarningRequest {
+            game_id: id.clone(),
+            side: side(Color::Black),
+            reason: "x".repeat(1001),
+            rule: String::new(),
+        })
+        .await
+        .expect_err("too long");
+    assert_eq!(too_long.code(), Code::InvalidArgument);
+    assert_eq!(too_long.message(), "reason: at most 1000 bytes, got 1001");
+    let declared = arbiter
+        .declare_result(pb::DeclareResultRequest {
+            game_id: id.clone(),
+            result: pb::GameResult::WhiteWins as i32,
+            reason: pb::ResultReason::Penalty as i32,
+            rule: "RU 1.10".into(),
+            explanation: "third warning".into(),
+        })
+        .await
+        .expect("declare")
+        .into_inner();
+    let e = &declared.events[0];
+    assert_eq!(e.rule, "RU 1.10");
+    assert!(
+        matches!(&e.kind, Some(pb::game_event::Kind::GameFinished(f))
+        if f.reason == pb::ResultReason::Penalty as i32 && f.explanation == "third warning")
+    );
+    let g = declared.game.expect("game");
+    assert_eq!(g.result_reason, pb::ResultReason::Penalty as i32);
+    assert_eq!(g.rule, "RU 1.10");
+    let refused = arbiter
+        .declare_result(pb::DeclareResultRequest {
+            game_id: id,
+            result: pb::GameResult::Draw as i32,
+            reason: pb::ResultReason::Repetition as i32,
+            rule: String::new(),
+            explanation: "x".into(),
+        })
+        .await
+        .expect_err("not the arbiter's kind");
+    assert_eq!(refused.code(), Code::InvalidArgument);
+    assert_eq!(
+        refused.message(),
+        "reason: RESULT_REASON_ARBITER_DECISION or RESULT_REASON_PENALTY, got RESULT_REASON_REPETITION"
+    );
+
+    // A claim waiting for the arbiter: the wrong seq is refused, the right one rules.
+    let mut games = GameServiceClient::new(s.channel.clone());
+    let mut request = create("W:WKc1,e3,g3,h2,f2:BKh8,b6,d6,c7", "10m+5s", "Open", "");
+    request.settings = Some(pb::GameSettings {
+        claims_need_arbiter: true,
+        ..Default::default()
+    });
+    let g = games
+        .create_game(request)
+        .await
+        .expect("create")
+        .into_inner();
+    games
+        .start_game(pb::StartGameRequest {
+            game_id: g.id.clone(),
+            expected_seq: 0,
+        })
+        .await
+        .expect("start");
+    for _ in 0..2 {
+        for (c, m) in [
+            (Color::White, "c1-d2"),
+            (Color::Black, "h8-g7"),
+            (Color::White, "d2-c1"),
+            (Color::Black, "g7-h8"),
+        ] {
+            play(&s, &g.id, c, m).await.expect("legal");
+        }
+    }
+    let claimed = games
+        .claim_draw(pb::ClaimDrawRequest {
+            game_id: g.id.clone(),
+            side: side(Color::White),
+            written_move: String::new(),
+            kind: pb::DrawClaimKind::Repetition as i32,
+            expected_seq: 0,
+        })
+        .await
+        .expect("claim")
+        .into_inner();
+    let pending = claimed
+        .game
+        .expect("game")
+        .pending_claim
+        .expect("pending")
+        .seq;
+    assert_ne!(pending, 0);
+    let rule = |seq| pb::RuleOnClaimRequest {
+        game_id: g.id.clone(),
+        claim_seq: seq,
+        ruling: pb::ClaimRuling::Correct as i32,
+        reason: "scoresheets checked".into(),
+        rule: String::new(),
+    };
+    let wrong = arbiter
+        .rule_on_claim(rule(pending + 3))
+        .await
+        .expect_err("wrong seq");
+    assert_eq!(wrong.code(), Code::FailedPrecondition);
+    assert_eq!(
+        wrong.message(),
+        format!(
+            "claim_seq {} is not the pending claim: that is seq {pending} (RU 1.9.2)",
+            pending + 3
+        )
+    );
+    let ruled = arbiter
+        .rule_on_claim(rule(pending))
+        .await
+        .expect("ruled")
+        .into_inner();
+    assert!(
+        matches!(&ruled.events[0].kind, Some(pb::game_event::Kind::ClaimDecided(d))
+        if d.claim_seq == pending && d.reason == "scoresheets checked" && d.side == side(Color::White))
+    );
+}
+
 #[tokio::test]
 async fn ru_1_9_6_draw_offer_rules_over_the_network() {
     let s = start(vec![]).await;
@@ -552,7 +722,7 @@ async fn role_matrix() {
                         token,
                         pb::PauseClocksRequest {
                             game_id: "g1".into(),
-                            reason: String::new(),
+                            ..Default::default()
                         },
                     ))
                     .await

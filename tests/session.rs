@@ -3,9 +3,9 @@
 //! equal session.
 
 use draughts_arbiter::game::{
-    Actor, ArbiterAction, BoardInput, ClaimKind, Command, EndReason, EventKind, GameError,
-    GameEvent, GameSettings, IrregularityKind, MoveCountDraws, Now, Occupancy, OfferResponse,
-    OfferTiming, Outcome, RepetitionMode, Ruling, Session,
+    Actor, ArbiterAction, BoardInput, ClaimKind, Command, Declared, EndReason, EventKind,
+    GameError, GameEvent, GameSettings, Given, IrregularityKind, MoveCountDraws, Now, Occupancy,
+    OfferResponse, OfferTiming, Outcome, RepetitionMode, Ruling, Session,
 };
 use draughts_arbiter::rules::{Color, Variant};
 
@@ -431,9 +431,13 @@ fn an_illegal_move_on_the_board_is_retaken_with_the_same_piece() {
     // The opponent lets it stand? Not here: the arbiter orders a correction.
     t.ok(
         arb(),
-        Command::Arbiter(ArbiterAction::RuleOnIrregularity {
-            ruling: Ruling::Corrected,
-        }),
+        Command::Arbiter(
+            ArbiterAction::RuleOnIrregularity {
+                ruling: Ruling::Corrected,
+                irregularity_seq: None,
+            },
+            Given::default(),
+        ),
     );
     let e = t.err(
         Actor::Player(White),
@@ -454,9 +458,13 @@ fn fmjd_5_4_an_irregular_move_may_stand() {
     t.board(BoardInput::Release(13));
     t.ok(
         arb(),
-        Command::Arbiter(ArbiterAction::RuleOnIrregularity {
-            ruling: Ruling::Stands,
-        }),
+        Command::Arbiter(
+            ArbiterAction::RuleOnIrregularity {
+                ruling: Ruling::Stands,
+                irregularity_seq: None,
+            },
+            Given::default(),
+        ),
     );
     assert_eq!(t.fen(), "B:W13,21,23-32:B1-12");
     assert_eq!(t.s.clock_side(), Black);
@@ -780,7 +788,7 @@ fn ru_1_9_2_wrong_claim_plays_the_written_move() {
     ));
     assert!(matches!(
         ev[1].kind,
-        EventKind::ClaimDecided { upheld: false }
+        EventKind::ClaimDecided { upheld: false, .. }
     ));
     assert!(
         matches!(&ev[2].kind, EventKind::MovePlayed { notation, source: draughts_arbiter::game::MoveSource::WrittenClaim, .. } if notation == "h8-g7")
@@ -852,7 +860,13 @@ fn ru_1_9_2_the_claimants_clock_runs_until_the_arbiter_rules() {
     assert_eq!(t.s.view(40_000).white_ms, Some(560_000));
     t.ok(
         arb(),
-        Command::Arbiter(ArbiterAction::RuleOnClaim { upheld: true }),
+        Command::Arbiter(
+            ArbiterAction::RuleOnClaim {
+                upheld: true,
+                claim_seq: None,
+            },
+            Given::default(),
+        ),
     );
     assert_eq!(result(&t).0, Outcome::Draw);
 }
@@ -997,10 +1011,13 @@ fn ru_1_8_resignation_and_nothing_after_the_result_but_arbiter_corrections() {
     assert_eq!(e, GameError::GameOver);
     t.ok(
         arb(),
-        Command::Arbiter(ArbiterAction::DeclareResult {
-            outcome: Outcome::Draw,
-            reason: "scoresheet error".into(),
-        }),
+        Command::Arbiter(
+            ArbiterAction::DeclareResult {
+                outcome: Outcome::Draw,
+                kind: Declared::Decision,
+            },
+            Given::reason("scoresheet error"),
+        ),
     );
     assert_eq!(result(&t).1, EndReason::ArbiterDecision);
 }
@@ -1104,25 +1121,33 @@ fn en_time_rule_warns_then_forfeits() {
 fn arbiter_pause_does_not_charge_and_penalty_takes_time() {
     let mut t = Table::russian();
     t.at(10_000);
-    t.ok(arb(), Command::Arbiter(ArbiterAction::PauseClocks));
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::PauseClocks, Given::default()),
+    );
     t.at(70_000);
-    t.ok(arb(), Command::Arbiter(ArbiterAction::ResumeClocks));
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::ResumeClocks, Given::default()),
+    );
     assert_eq!(t.s.view(70_000).white_ms, Some(590_000));
     t.ok(
         arb(),
-        Command::Arbiter(ArbiterAction::Penalty {
-            side: White,
-            amount_ms: 60_000,
-            reason: "phone".into(),
-        }),
+        Command::Arbiter(
+            ArbiterAction::Penalty {
+                side: White,
+                amount_ms: 60_000,
+            },
+            Given::reason("phone"),
+        ),
     );
     assert_eq!(t.s.view(70_000).white_ms, Some(530_000));
     t.ok(
         arb(),
-        Command::Arbiter(ArbiterAction::Warn {
-            side: Black,
-            reason: "talking".into(),
-        }),
+        Command::Arbiter(
+            ArbiterAction::Warn { side: Black },
+            Given::reason("talking"),
+        ),
     );
     assert_eq!(t.s.warnings().len(), 1);
 }
@@ -1132,17 +1157,211 @@ fn arbiter_sets_a_position_for_the_side_whose_clock_runs() {
     let mut t = Table::russian();
     let e = t.err(
         arb(),
-        Command::Arbiter(ArbiterAction::SetPosition {
-            fen: "B:W21-32:B1-12".into(),
-        }),
+        Command::Arbiter(
+            ArbiterAction::SetPosition {
+                fen: "B:W21-32:B1-12".into(),
+            },
+            Given::default(),
+        ),
     );
     assert_eq!(e.rule(), Some("RU 1.4.1"));
     t.ok(
         arb(),
-        Command::Arbiter(ArbiterAction::SetPosition {
-            fen: "W:WKc1:Bh8".into(),
-        }),
+        Command::Arbiter(
+            ArbiterAction::SetPosition {
+                fen: "W:WKc1:Bh8".into(),
+            },
+            Given::default(),
+        ),
     );
     assert_eq!(t.fen(), "W:WK30:B4");
     t.mv(White, "c1-d2");
+}
+
+/// RU 1.10 (issue #12 item 3): an arbiter's reason and rule are recorded as given, on
+/// every action; a result by penalty names the rule broken.
+#[test]
+fn ru_1_10_the_arbiters_reason_and_rule_are_recorded_as_given() {
+    let mut t = Table::russian();
+    t.at(1_000);
+    let given = |reason: &str, rule: &str| Given {
+        reason: Some(reason.into()),
+        rule: Some(rule.into()),
+    };
+    let ev = t.ok(
+        arb(),
+        Command::Arbiter(
+            ArbiterAction::PauseClocks,
+            given("the light failed", "RU 1.8.4"),
+        ),
+    );
+    assert!(
+        matches!(&ev[0].kind, EventKind::ClockChanged { reason: Some(r), .. } if r == "the light failed")
+    );
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.8.4"));
+    let ev = t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::ResumeClocks, Given::reason("light back")),
+    );
+    assert!(
+        matches!(&ev[0].kind, EventKind::ClockChanged { reason: Some(r), .. } if r == "light back")
+    );
+    let ev = t.ok(
+        arb(),
+        Command::Arbiter(
+            ArbiterAction::Warn { side: White },
+            given("  talking to a spectator  ", "RU 1.10.2"),
+        ),
+    );
+    assert!(
+        matches!(&ev[0].kind, EventKind::Warning { reason, .. } if reason == "talking to a spectator")
+    );
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.10.2"));
+    assert_eq!(
+        t.s.view(1_000).warnings[0].rule.as_deref(),
+        Some("RU 1.10.2")
+    );
+    // A result by penalty needs the rule broken.
+    let e = t.err(
+        arb(),
+        Command::Arbiter(
+            ArbiterAction::DeclareResult {
+                outcome: Outcome::WhiteWins,
+                kind: Declared::Penalty,
+            },
+            Given::reason("third warning"),
+        ),
+    );
+    assert!(
+        e.to_string().starts_with("rule: a result by penalty"),
+        "{e}"
+    );
+    let ev = t.ok(
+        arb(),
+        Command::Arbiter(
+            ArbiterAction::DeclareResult {
+                outcome: Outcome::WhiteWins,
+                kind: Declared::Penalty,
+            },
+            given("third warning", "RU 1.10"),
+        ),
+    );
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.10"));
+    assert!(
+        matches!(&ev[0].kind, EventKind::GameEnded { note: Some(n), .. } if n == "third warning")
+    );
+    assert_eq!(
+        result(&t),
+        (
+            Outcome::WhiteWins,
+            EndReason::Penalty,
+            Some("RU 1.10".into())
+        )
+    );
+}
+
+/// Free text within limits: blank is none, too long or with control characters is
+/// refused and changes nothing.
+#[test]
+fn the_arbiters_words_have_limits() {
+    let mut t = Table::russian();
+    let e = t.err(
+        arb(),
+        Command::Arbiter(
+            ArbiterAction::Warn { side: Black },
+            Given::reason("x".repeat(1001)),
+        ),
+    );
+    assert_eq!(e.to_string(), "reason: at most 1000 bytes, got 1001");
+    let e = t.err(
+        arb(),
+        Command::Arbiter(
+            ArbiterAction::Warn { side: Black },
+            Given {
+                reason: Some("noise".into()),
+                rule: Some("RU\u{7}1".into()),
+            },
+        ),
+    );
+    assert_eq!(e.to_string(), "rule: no control characters but line breaks");
+    let e = t.err(
+        arb(),
+        Command::Arbiter(ArbiterAction::Warn { side: Black }, Given::reason("   ")),
+    );
+    assert_eq!(e.to_string(), "reason: a warning needs a reason");
+}
+
+/// Rulings quote the seq of what they rule on; another seq is refused, naming the
+/// pending one, and changes nothing (issue #12 item 4).
+#[test]
+fn ru_1_9_2_a_ruling_quoting_another_claim_is_refused() {
+    let mut t = shuffle_table(|s| s.claims_need_arbiter = true);
+    cycle(&mut t, 2);
+    t.at(10_000);
+    t.ok(
+        Actor::Player(White),
+        Command::ClaimDraw {
+            side: White,
+            kind: ClaimKind::Repetition,
+            written_move: None,
+        },
+    );
+    let pending = t.s.claim().expect("pending").seq;
+    let rule = |seq| {
+        Command::Arbiter(
+            ArbiterAction::RuleOnClaim {
+                upheld: true,
+                claim_seq: Some(seq),
+            },
+            Given::reason("checked the scoresheets"),
+        )
+    };
+    let e = t.err(arb(), rule(pending - 1));
+    assert_eq!(e.rule(), Some("RU 1.9.2"));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "claim_seq {} is not the pending claim: that is seq {pending} (RU 1.9.2)",
+            pending - 1
+        )
+    );
+    let ev = t.ok(arb(), rule(pending));
+    assert!(
+        matches!(&ev[0].kind, EventKind::ClaimDecided { upheld: true, reason: Some(r) } if r == "checked the scoresheets")
+    );
+    assert_eq!(result(&t).0, Outcome::Draw);
+}
+
+#[test]
+fn fmjd_5_4_a_ruling_quoting_another_irregularity_is_refused() {
+    let mut t = Table::russian();
+    t.board(BoardInput::Lift(22));
+    let ev = t.board(BoardInput::Release(13));
+    let flagged = ev[1].seq;
+    assert!(matches!(
+        &ev[1].kind,
+        EventKind::Irregularity { squares, .. } if squares == &vec![22, 13]
+    ));
+    let rule = |seq| {
+        Command::Arbiter(
+            ArbiterAction::RuleOnIrregularity {
+                ruling: Ruling::Stands,
+                irregularity_seq: Some(seq),
+            },
+            Given::reason("both players agreed"),
+        )
+    };
+    let e = t.err(arb(), rule(flagged + 5));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "irregularity_seq {} is not the outstanding irregularity: that is seq {flagged} (FMJD 5.4)",
+            flagged + 5
+        )
+    );
+    let ev = t.ok(arb(), rule(flagged));
+    assert!(matches!(
+        &ev[0].kind,
+        EventKind::IrregularityResolved { reason: Some(r), .. } if r == "both players agreed"
+    ));
 }

@@ -2,7 +2,7 @@
 //! changes nothing, and the recorded events replay to an equal session.
 
 use draughts_arbiter::game::{
-    Actor, ArbiterAction, BoardInput, ClaimKind, Command, GameSettings, Now, Occupancy,
+    Actor, ArbiterAction, BoardInput, ClaimKind, Command, GameSettings, Given, Now, Occupancy,
     OfferResponse, Session,
 };
 use draughts_arbiter::notation::movetext::write_move_full;
@@ -93,26 +93,28 @@ fn command(s: &Session, step: &Step) -> Option<(Actor, Command)> {
                 kings: None,
             }),
         }),
-        Step::Arbiter(k, ms) => Command::Arbiter(match k {
-            0 => ArbiterAction::PauseClocks,
-            1 => ArbiterAction::ResumeClocks,
-            2 => ArbiterAction::AddTime {
-                side: side(ms % 2 == 0),
-                amount_ms: ms,
+        Step::Arbiter(k, ms) => Command::Arbiter(
+            match k {
+                0 => ArbiterAction::PauseClocks,
+                1 => ArbiterAction::ResumeClocks,
+                2 => ArbiterAction::AddTime {
+                    side: side(ms % 2 == 0),
+                    amount_ms: ms,
+                },
+                3 => ArbiterAction::Penalty {
+                    side: side(ms % 2 == 0),
+                    amount_ms: ms,
+                },
+                4 => ArbiterAction::RuleOnClaim {
+                    upheld: ms % 2 == 0,
+                    claim_seq: None,
+                },
+                _ => ArbiterAction::Warn {
+                    side: side(ms % 2 == 0),
+                },
             },
-            3 => ArbiterAction::Penalty {
-                side: side(ms % 2 == 0),
-                amount_ms: ms,
-                reason: "p".into(),
-            },
-            4 => ArbiterAction::RuleOnClaim {
-                upheld: ms % 2 == 0,
-            },
-            _ => ArbiterAction::Warn {
-                side: side(ms % 2 == 0),
-                reason: "w".into(),
-            },
-        }),
+            Given::reason("p"),
+        ),
     };
     Some((Actor::Arbiter("prop".into()), c))
 }

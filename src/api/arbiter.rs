@@ -1,4 +1,5 @@
-//! `ArbiterService`: the arbiter's rulings and clock powers.
+//! `ArbiterService`: the arbiter's rulings and clock powers. What the arbiter gives
+//! (reason, rule) is recorded as given: in the events, GetGame and the PDN annotations.
 
 use tonic::{Request, Response, Status};
 
@@ -6,7 +7,21 @@ use super::convert;
 use super::error::bad;
 use super::pb;
 use super::service::Api;
-use crate::game::{ArbiterAction, Ruling};
+use crate::game::{ArbiterAction, Declared, Given, Ruling};
+
+/// The reason and rule of a request (blank: none).
+fn given(reason: String, rule: String) -> Given {
+    let text = |t: String| Some(t).filter(|t| !t.trim().is_empty());
+    Given {
+        reason: text(reason),
+        rule: text(rule),
+    }
+}
+
+/// A quoted seq: 0 is none.
+fn quoted(seq: u64) -> Option<u64> {
+    (seq != 0).then_some(seq)
+}
 
 #[tonic::async_trait]
 impl pb::arbiter_service_server::ArbiterService for Api {
@@ -15,8 +30,14 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         req: Request<pb::PauseClocksRequest>,
     ) -> Result<Response<pb::PauseClocksResponse>, Status> {
         let role = self.role(&req)?;
+        let r = req.into_inner();
         let pair = self
-            .arbitrate(role, &req.get_ref().game_id, ArbiterAction::PauseClocks)
+            .arbitrate(
+                role,
+                &r.game_id,
+                ArbiterAction::PauseClocks,
+                given(r.reason, r.rule),
+            )
             .await?;
         reply!(PauseClocksResponse, pair)
     }
@@ -26,8 +47,14 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         req: Request<pb::ResumeClocksRequest>,
     ) -> Result<Response<pb::ResumeClocksResponse>, Status> {
         let role = self.role(&req)?;
+        let r = req.into_inner();
         let pair = self
-            .arbitrate(role, &req.get_ref().game_id, ArbiterAction::ResumeClocks)
+            .arbitrate(
+                role,
+                &r.game_id,
+                ArbiterAction::ResumeClocks,
+                given(r.reason, r.rule),
+            )
             .await?;
         reply!(ResumeClocksResponse, pair)
     }
@@ -53,7 +80,6 @@ impl pb::arbiter_service_server::ArbiterService for Api {
             Some(pb::adjust_clock_request::Change::AddMs(ms)) if ms < 0 => ArbiterAction::Penalty {
                 side,
                 amount_ms: ms.unsigned_abs(),
-                reason: r.reason.clone(),
             },
             _ => {
                 return Err(Status::invalid_argument(
@@ -61,7 +87,9 @@ impl pb::arbiter_service_server::ArbiterService for Api {
                 ));
             }
         };
-        let pair = self.arbitrate(role, &r.game_id, action).await?;
+        let pair = self
+            .arbitrate(role, &r.game_id, action, given(r.reason, r.rule))
+            .await?;
         reply!(AdjustClockResponse, pair)
     }
 
@@ -72,16 +100,25 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         let role = self.role(&req)?;
         let r = req.into_inner();
         let outcome = convert::outcome(r.result).map_err(bad)?;
-        let reason = if r.explanation.trim().is_empty() {
-            "arbiter's decision".to_string()
-        } else {
-            r.explanation
+        let kind = match pb::ResultReason::try_from(r.reason) {
+            Ok(pb::ResultReason::Unspecified | pb::ResultReason::ArbiterDecision) => {
+                Declared::Decision
+            }
+            Ok(pb::ResultReason::Penalty) => Declared::Penalty,
+            _ => {
+                return Err(Status::invalid_argument(format!(
+                    "reason: RESULT_REASON_ARBITER_DECISION or RESULT_REASON_PENALTY, got {}",
+                    pb::ResultReason::try_from(r.reason)
+                        .map_or_else(|_| r.reason.to_string(), |k| k.as_str_name().to_string())
+                )));
+            }
         };
         let pair = self
             .arbitrate(
                 role,
                 &r.game_id,
-                ArbiterAction::DeclareResult { outcome, reason },
+                ArbiterAction::DeclareResult { outcome, kind },
+                given(r.explanation, r.rule),
             )
             .await?;
         reply!(DeclareResultResponse, pair)
@@ -102,8 +139,12 @@ impl pb::arbiter_service_server::ArbiterService for Api {
                 ));
             }
         };
+        let action = ArbiterAction::RuleOnClaim {
+            upheld,
+            claim_seq: quoted(r.claim_seq),
+        };
         let pair = self
-            .arbitrate(role, &r.game_id, ArbiterAction::RuleOnClaim { upheld })
+            .arbitrate(role, &r.game_id, action, given(r.reason, r.rule))
             .await?;
         reply!(RuleOnClaimResponse, pair)
     }
@@ -123,12 +164,12 @@ impl pb::arbiter_service_server::ArbiterService for Api {
                 ));
             }
         };
+        let action = ArbiterAction::RuleOnIrregularity {
+            ruling,
+            irregularity_seq: quoted(r.irregularity_seq),
+        };
         let pair = self
-            .arbitrate(
-                role,
-                &r.game_id,
-                ArbiterAction::RuleOnIrregularity { ruling },
-            )
+            .arbitrate(role, &r.game_id, action, given(r.reason, r.rule))
             .await?;
         reply!(RuleOnIrregularityResponse, pair)
     }
@@ -144,10 +185,8 @@ impl pb::arbiter_service_server::ArbiterService for Api {
             .arbitrate(
                 role,
                 &r.game_id,
-                ArbiterAction::Warn {
-                    side,
-                    reason: r.reason,
-                },
+                ArbiterAction::Warn { side },
+                given(r.reason, r.rule),
             )
             .await?;
         reply!(IssueWarningResponse, pair)
@@ -160,7 +199,12 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         let role = self.role(&req)?;
         let r = req.into_inner();
         let pair = self
-            .arbitrate(role, &r.game_id, ArbiterAction::SetPosition { fen: r.fen })
+            .arbitrate(
+                role,
+                &r.game_id,
+                ArbiterAction::SetPosition { fen: r.fen },
+                given(r.reason, r.rule),
+            )
             .await?;
         reply!(SetPositionResponse, pair)
     }

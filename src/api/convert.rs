@@ -240,6 +240,7 @@ fn reason_pb(r: EndReason) -> i32 {
         EndReason::IncorrectClaimOnTime => pb::ResultReason::IncorrectClaimOnTime,
         EndReason::TouchPenalty => pb::ResultReason::TouchPenalty,
         EndReason::ArbiterDecision => pb::ResultReason::ArbiterDecision,
+        EndReason::Penalty => pb::ResultReason::Penalty,
         EndReason::CornerFilled => pb::ResultReason::CornerFilled,
         EndReason::HomeNotLeft => pb::ResultReason::HomeNotLeft,
     }) as i32
@@ -391,7 +392,7 @@ pub fn summary_pb<'a>(
                 seq: i.seq,
                 kind: irregularity_pb(i.kind),
                 side: side_pb(i.side),
-                rule: String::new(),
+                rule: i.rule.clone().unwrap_or_default(),
             })
             .collect(),
         warnings: view
@@ -509,9 +510,10 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
                 reason: reason.clone().unwrap_or_default(),
                 clock,
             }),
-            crate::clock::ClockOp::Resume { .. } => {
-                Kind::ClocksResumed(pb::ClocksResumed { clock })
-            }
+            crate::clock::ClockOp::Resume { .. } => Kind::ClocksResumed(pb::ClocksResumed {
+                clock,
+                reason: reason.clone().unwrap_or_default(),
+            }),
             crate::clock::ClockOp::SetRemaining {
                 side, remaining, ..
             } => Kind::ClockAdjusted(pb::ClockAdjusted {
@@ -556,7 +558,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             immovable,
         } => Kind::PieceTouched(pb::PieceTouched {
             square: *square,
-            side: 0,
+            side: note.side.map_or(0, side_pb),
             binding: *binding,
             board_time_ms: e.board_ms.unwrap_or(0),
             immovable: *immovable,
@@ -619,7 +621,8 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             }),
             checked_correct: *correct,
         }),
-        EventKind::ClaimDecided { upheld } => Kind::ClaimDecided(pb::ClaimDecided {
+        EventKind::ClaimDecided { upheld, reason } => Kind::ClaimDecided(pb::ClaimDecided {
+            reason: reason.clone().unwrap_or_default(),
             side: note.side.map_or(0, side_pb),
             claim_seq: note.refers_to.unwrap_or(0),
             ruling: if *upheld {
@@ -633,31 +636,33 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             kind,
             detail,
             retake_with,
+            squares,
         } => Kind::IrregularityFlagged(pb::IrregularityFlagged {
             kind: irregularity_pb(*kind),
             side: side_pb(*side),
             description: detail.clone(),
-            squares: Vec::new(),
+            squares: squares.clone(),
             official_fen: note.official_fen.clone().unwrap_or_default(),
             retake_with: retake_with.unwrap_or(0),
         }),
-        EventKind::IrregularityResolved { ruling, fen } => {
-            Kind::IrregularityRuled(pb::IrregularityRuled {
-                irregularity_seq: note.refers_to.unwrap_or(0),
-                ruling: match ruling {
-                    Some(crate::game::Ruling::Stands) => pb::IrregularityRuling::Stands as i32,
-                    Some(crate::game::Ruling::Corrected) | None => {
-                        pb::IrregularityRuling::Corrected as i32
-                    }
-                },
-                fen_after: fen.clone(),
-                reason: if ruling.is_none() {
-                    "the board was put back".into()
-                } else {
-                    String::new()
-                },
-            })
-        }
+        EventKind::IrregularityResolved {
+            ruling,
+            fen,
+            reason: given,
+        } => Kind::IrregularityRuled(pb::IrregularityRuled {
+            irregularity_seq: note.refers_to.unwrap_or(0),
+            ruling: match ruling {
+                Some(crate::game::Ruling::Stands) => pb::IrregularityRuling::Stands as i32,
+                Some(crate::game::Ruling::Corrected) | None => {
+                    pb::IrregularityRuling::Corrected as i32
+                }
+            },
+            fen_after: fen.clone(),
+            reason: match (ruling, given) {
+                (None, _) => "the board was put back".into(),
+                (Some(_), given) => given.clone().unwrap_or_default(),
+            },
+        }),
         EventKind::Warning { side, reason } => Kind::WarningIssued(pb::WarningIssued {
             side: side_pb(*side),
             reason: reason.clone(),
@@ -672,9 +677,9 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
                 side: side_pb(*side),
             })
         }
-        EventKind::PositionSet { fen } => Kind::PositionSet(pb::PositionSet {
+        EventKind::PositionSet { fen, reason } => Kind::PositionSet(pb::PositionSet {
             fen: fen.clone(),
-            reason: String::new(),
+            reason: reason.clone().unwrap_or_default(),
         }),
         EventKind::Outage {
             from_ms,

@@ -10,7 +10,7 @@ use super::auth::{Action, Role, Tokens};
 use super::convert;
 use super::error::{auth_status, bad, status};
 use super::pb;
-use crate::game::{Actor, ArbiterAction, BoardInput, Command, Occupancy};
+use crate::game::{Actor, ArbiterAction, BoardInput, Command, Given, Occupancy};
 use crate::hub::{Audience, GameHandle, GameMeta, Hub, Pending};
 use crate::rules::Color;
 
@@ -204,6 +204,7 @@ impl Api {
         role: Role,
         game_id: &str,
         action: ArbiterAction,
+        given: Given,
     ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
         let actor = Actor::Arbiter(role_name(&role));
         self.run(
@@ -214,7 +215,7 @@ impl Api {
                 event: &m.event,
             },
             actor,
-            Pending::Ready(Command::Arbiter(action)),
+            Pending::Ready(Command::Arbiter(action, given)),
             0,
         )
         .await

@@ -1,6 +1,8 @@
 //! Arbiter actions: clocks, warnings, results, rulings, positions.
 
-use super::command::{ArbiterAction, Outcome, Ruling};
+use super::command::{
+    ArbiterAction, Declared, Given, MAX_REASON_BYTES, MAX_RULE_BYTES, Outcome, Ruling,
+};
 use super::draws::decide_claim;
 use super::error::GameError;
 use super::event::{EndReason, EventKind};
@@ -9,24 +11,43 @@ use crate::clock::ClockOp;
 use crate::notation::fen::{parse_fen, write_fen};
 use crate::rules::variant::DrawRules;
 
-pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction) -> Result<(), GameError> {
+pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Result<(), GameError> {
+    let given = checked(given)?;
     let now = tx.now.mono_ms;
-    let clock_op = |tx: &mut Tx, op: ClockOp, reason: Option<String>| -> Result<(), GameError> {
+    // The arbiter's rule, where they cited one; else the judge's own citation.
+    let rule = given.rule.clone();
+    let cite = move |default: Option<&'static str>| -> Option<String> {
+        rule.clone().or(default.map(str::to_string))
+    };
+    let reason = given.reason.clone();
+    let clock_op = |tx: &mut Tx, op: ClockOp| -> Result<(), GameError> {
         let mut probe =
             tx.s.clock
                 .clone()
                 .ok_or_else(|| GameError::not_allowed("the game is untimed", "RU 1.8"))?;
         probe.apply(op)?;
-        tx.emit(EventKind::ClockChanged { op, reason }, None)
+        tx.emit(
+            EventKind::ClockChanged {
+                op,
+                reason: reason.clone(),
+            },
+            cite(None).as_deref(),
+        )
+    };
+    let required = |what: &str| -> Result<String, GameError> {
+        given
+            .reason
+            .clone()
+            .ok_or_else(|| GameError::Invalid(format!("reason: {what} needs a reason")))
     };
     match action {
         ArbiterAction::PauseClocks => {
             running(&tx.s)?;
-            clock_op(tx, ClockOp::Pause { now }, None)
+            clock_op(tx, ClockOp::Pause { now })
         }
         ArbiterAction::ResumeClocks => {
             running(&tx.s)?;
-            clock_op(tx, ClockOp::Resume { now }, None)
+            clock_op(tx, ClockOp::Resume { now })
         }
         ArbiterAction::SetTime { side, remaining_ms } => {
             if tx.s.result.is_some() {
@@ -39,7 +60,6 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction) -> Result<(), GameErro
                     remaining: remaining_ms,
                     now,
                 },
-                None,
             )
         }
         ArbiterAction::AddTime { side, amount_ms } => {
@@ -53,15 +73,11 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction) -> Result<(), GameErro
                     amount: amount_ms,
                     now,
                 },
-                None,
             )
         }
-        ArbiterAction::Penalty {
-            side,
-            amount_ms,
-            reason,
-        } => {
+        ArbiterAction::Penalty { side, amount_ms } => {
             running(&tx.s)?;
+            required("a time penalty")?;
             clock_op(
                 tx,
                 ClockOp::SubtractTime {
@@ -69,40 +85,63 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction) -> Result<(), GameErro
                     amount: amount_ms,
                     now,
                 },
-                Some(reason),
             )
         }
-        ArbiterAction::Warn { side, reason } => {
-            if reason.trim().is_empty() {
-                return Err(GameError::Invalid(
-                    "reason: a warning needs a reason".into(),
+        ArbiterAction::Warn { side } => {
+            let reason = required("a warning")?;
+            tx.emit(EventKind::Warning { side, reason }, cite(None).as_deref())
+        }
+        ArbiterAction::DeclareResult { outcome, kind } => {
+            let reason = required("a result")?;
+            let kind = match kind {
+                Declared::Decision => EndReason::ArbiterDecision,
+                Declared::Penalty if given.rule.is_none() => {
+                    return Err(GameError::Invalid(
+                        "rule: a result by penalty names the rule broken (e.g. RU 1.10)".into(),
+                    ));
+                }
+                Declared::Penalty => EndReason::Penalty,
+            };
+            let default = Some("RU 1.9.1(b)").filter(|_| outcome == Outcome::Draw);
+            tx.end(outcome, kind, cite(default).as_deref(), Some(reason))
+        }
+        ArbiterAction::RuleOnClaim { upheld, claim_seq } => {
+            running(&tx.s)?;
+            if let (Some(quoted), Some(pending)) = (claim_seq, tx.s.claim.as_ref())
+                && quoted != pending.seq
+            {
+                return Err(GameError::not_allowed(
+                    format!(
+                        "claim_seq {quoted} is not the pending claim: that is seq {}",
+                        pending.seq
+                    ),
+                    "RU 1.9.2",
                 ));
             }
-            tx.emit(EventKind::Warning { side, reason }, None)
+            decide_claim(tx, upheld, given.reason.clone(), cite(Some("RU 1.9.2")))
         }
-        ArbiterAction::DeclareResult { outcome, reason } => {
-            if reason.trim().is_empty() {
-                return Err(GameError::Invalid("reason: a result needs a reason".into()));
-            }
-            tx.end(
-                outcome,
-                EndReason::ArbiterDecision,
-                Some("RU 1.9.1(b)").filter(|_| outcome == Outcome::Draw),
-                Some(reason),
-            )
-        }
-        ArbiterAction::RuleOnClaim { upheld } => {
+        ArbiterAction::RuleOnIrregularity {
+            ruling,
+            irregularity_seq,
+        } => {
             running(&tx.s)?;
-            decide_claim(tx, upheld)
-        }
-        ArbiterAction::RuleOnIrregularity { ruling } => {
-            running(&tx.s)?;
-            let Some(out) = tx.s.irregularity else {
+            let Some(out) = tx.s.irregularity.clone() else {
                 return Err(GameError::not_allowed(
                     "there is no irregularity to rule on",
                     "FMJD 5.4",
                 ));
             };
+            if let Some(quoted) = irregularity_seq
+                && quoted != out.seq
+            {
+                return Err(GameError::not_allowed(
+                    format!(
+                        "irregularity_seq {quoted} is not the outstanding irregularity: that is seq {}",
+                        out.seq
+                    ),
+                    "FMJD 5.4",
+                ));
+            }
             let fen = match ruling {
                 Ruling::Corrected => write_fen(tx.s.position()),
                 Ruling::Stands => {
@@ -128,8 +167,9 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction) -> Result<(), GameErro
                 EventKind::IrregularityResolved {
                     ruling: Some(ruling),
                     fen,
+                    reason: given.reason.clone(),
                 },
-                Some("FMJD 5.4"),
+                cite(Some("FMJD 5.4")).as_deref(),
             )?;
             if ruling == Ruling::Stands && tx.s.awaiting_press.is_some() {
                 tx.press(out.side, false)?;
@@ -153,8 +193,9 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction) -> Result<(), GameErro
             tx.emit(
                 EventKind::PositionSet {
                     fen: write_fen(&pos),
+                    reason: given.reason.clone(),
                 },
-                None,
+                cite(None).as_deref(),
             )
         }
         ArbiterAction::StartFortyMoveCount { side } => {
@@ -167,8 +208,34 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction) -> Result<(), GameErro
             }
             tx.emit(
                 EventKind::FortyMoveCountStarted { side },
-                Some("EN 40-move rule"),
+                cite(Some("EN 40-move rule")).as_deref(),
             )
         }
     }
+}
+
+/// The arbiter's words and rule, trimmed (blank is none), within their limits.
+fn checked(given: Given) -> Result<Given, GameError> {
+    let field =
+        |name: &str, text: Option<String>, max: usize| -> Result<Option<String>, GameError> {
+            let Some(text) = text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()) else {
+                return Ok(None);
+            };
+            if text.len() > max {
+                return Err(GameError::Invalid(format!(
+                    "{name}: at most {max} bytes, got {}",
+                    text.len()
+                )));
+            }
+            if text.chars().any(|c| c.is_control() && c != '\n') {
+                return Err(GameError::Invalid(format!(
+                    "{name}: no control characters but line breaks"
+                )));
+            }
+            Ok(Some(text))
+        };
+    Ok(Given {
+        reason: field("reason", given.reason, MAX_REASON_BYTES)?,
+        rule: field("rule", given.rule, MAX_RULE_BYTES)?,
+    })
 }

@@ -141,12 +141,19 @@ fn lift(tx: &mut Tx, n: u32) -> Result<(), GameError> {
                 format!("piece on {n} removed but not captured")
             };
             let rule = cite(&tx.s, "RU 1.5.12", "FMJD 4.4", "EN capture");
+            // The piece lifted, and the one that should have come off.
+            let mut squares = vec![n];
+            let due = square_number(expected, tx.s.variant());
+            if due != n {
+                squares.push(due);
+            }
             tx.emit(
                 EventKind::Irregularity {
                     side: capturer,
                     kind: IrregularityKind::WrongRemoval,
                     detail,
                     retake_with: None,
+                    squares,
                 },
                 Some(rule),
             )?;
@@ -244,6 +251,7 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
                     hand.color
                 ),
                 retake_with: None,
+                squares: vec![from_n, n],
             },
             Some("RU 1.4.1"),
         );
@@ -264,6 +272,7 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
                     kind: IrregularityKind::TouchMove,
                     detail: format!("moved {from_n}; the touched piece on {b} must be moved"),
                     retake_with: Some(b),
+                    squares: vec![from_n, n, b],
                 },
                 Some("RU 1.4.7"),
             )
@@ -285,6 +294,7 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
                     kind: IrregularityKind::IllegalMove,
                     detail,
                     retake_with: retake,
+                    squares: vec![from_n, n],
                 },
                 Some(rule),
             )
@@ -336,7 +346,14 @@ fn quiet_shaped(pos: &Position, from: Square, to: Square) -> bool {
 fn resolve_if_restored(tx: &mut Tx) -> Result<(), GameError> {
     if tx.s.irregularity.is_some() && tx.s.board_matches() {
         let fen = crate::notation::write_fen(tx.s.position());
-        tx.emit(EventKind::IrregularityResolved { ruling: None, fen }, None)?;
+        tx.emit(
+            EventKind::IrregularityResolved {
+                ruling: None,
+                fen,
+                reason: None,
+            },
+            None,
+        )?;
     }
     Ok(())
 }
@@ -360,13 +377,21 @@ fn clock_press(tx: &mut Tx, side: Color) -> Result<(), GameError> {
     } else {
         return tx.press(side, false);
     };
-    // The press does not switch the clocks: the judge runs them.
+    // The press does not switch the clocks: the judge runs them. The squares: the
+    // captured pieces still on the board.
+    let v = tx.s.variant();
+    let squares =
+        tx.s.pending_removal
+            .iter()
+            .map(|&sq| square_number(sq, v))
+            .collect();
     tx.emit(
         EventKind::Irregularity {
             side,
             kind,
             detail,
             retake_with: None,
+            squares,
         },
         Some(rule),
     )

@@ -122,6 +122,43 @@ pub enum BoardInput {
     Snapshot(Occupancy),
 }
 
+/// What an arbiter gives with any action, recorded as given: the reason in their words
+/// (at most [`MAX_REASON_BYTES`]) and the rule they apply (at most [`MAX_RULE_BYTES`]),
+/// which becomes the event's rule in place of the judge's own citation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Given {
+    /// Why, in the arbiter's words.
+    pub reason: Option<String>,
+    /// The rule applied ("RU 1.10").
+    pub rule: Option<String>,
+}
+
+/// The longest reason an arbiter may give (bytes of UTF-8).
+pub const MAX_REASON_BYTES: usize = 1000;
+/// The longest rule an arbiter may cite (bytes of UTF-8).
+pub const MAX_RULE_BYTES: usize = 64;
+
+impl Given {
+    /// A reason only.
+    pub fn reason(text: impl Into<String>) -> Given {
+        Given {
+            reason: Some(text.into()),
+            rule: None,
+        }
+    }
+}
+
+/// What kind of result an arbiter declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Declared {
+    /// The arbiter's decision (recorded as `EndReason::ArbiterDecision`).
+    Decision,
+    /// A loss as a penalty for a breach of the rules, the given rule naming it
+    /// (recorded as `EndReason::Penalty`; RU 1.10).
+    Penalty,
+}
+
 /// An arbiter's action.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -144,38 +181,40 @@ pub enum ArbiterAction {
         /// Time to add, ms.
         amount_ms: u64,
     },
-    /// Take time from a side as a penalty.
+    /// Take time from a side as a penalty (the reason is required).
     Penalty {
         /// The side.
         side: Color,
         /// Time to take, ms.
         amount_ms: u64,
-        /// Why.
-        reason: String,
     },
-    /// Warn a player.
+    /// Warn a player (the reason is required).
     Warn {
         /// The side.
         side: Color,
-        /// Why.
-        reason: String,
     },
-    /// Declare (or correct) the result.
+    /// Declare (or correct) the result (the reason is required).
     DeclareResult {
         /// The result.
         outcome: Outcome,
-        /// Why.
-        reason: String,
+        /// Why, as a kind.
+        kind: Declared,
     },
     /// Rule on the pending draw claim.
     RuleOnClaim {
         /// Whether the claim is upheld.
         upheld: bool,
+        /// The seq of the claim ruled on, if the arbiter quoted one: refused unless it
+        /// is the pending claim's.
+        claim_seq: Option<u64>,
     },
     /// Rule on the outstanding irregularity.
     RuleOnIrregularity {
         /// Stands or corrected.
         ruling: Ruling,
+        /// The seq of the irregularity ruled on, if quoted: refused unless it is the
+        /// outstanding one's.
+        irregularity_seq: Option<u64>,
     },
     /// Set up a position (FEN); the move history starts again from it.
     SetPosition {
@@ -238,5 +277,5 @@ pub enum Command {
     /// An electronic board's report.
     Board(BoardInput),
     /// An arbiter's action.
-    Arbiter(ArbiterAction),
+    Arbiter(ArbiterAction, Given),
 }

@@ -167,7 +167,13 @@ fn tick_inner(tx: &mut Tx) -> Result<(), GameError> {
                 if let Some(claim) = tx.s.claim.clone() {
                     // RU 1.9.2: time ran out while the claim was checked.
                     let upheld = claim.correct;
-                    tx.emit(EventKind::ClaimDecided { upheld }, Some("RU 1.9.2"))?;
+                    tx.emit(
+                        EventKind::ClaimDecided {
+                            upheld,
+                            reason: None,
+                        },
+                        Some("RU 1.9.2"),
+                    )?;
                     return if upheld {
                         tx.end(Outcome::Draw, EndReason::Repetition, Some("RU 1.9.2"), None)
                     } else {
@@ -229,7 +235,7 @@ fn decide(tx: &mut Tx, cmd: Command) -> Result<(), GameError> {
             )
         }
         Command::Board(input) => super::board::board_input(tx, input),
-        Command::Arbiter(action) => super::arbiter::arbiter(tx, action),
+        Command::Arbiter(action, given) => super::arbiter::arbiter(tx, action, given),
     }
 }
 

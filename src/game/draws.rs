@@ -191,17 +191,25 @@ pub(super) fn claim(
         // The claimant's clock keeps running until the arbiter rules (RU 1.9.2).
         return Ok(());
     }
-    decide_claim(tx, correct)
+    decide_claim(tx, correct, None, None)
 }
 
 /// Ends the pending claim: a draw if upheld; otherwise the written move is played and
 /// the game goes on (RU 1.9.2).
-pub(super) fn decide_claim(tx: &mut Tx, upheld: bool) -> Result<(), GameError> {
+pub(super) fn decide_claim(
+    tx: &mut Tx,
+    upheld: bool,
+    reason: Option<String>,
+    rule: Option<String>,
+) -> Result<(), GameError> {
     let claim =
         tx.s.claim
             .clone()
             .ok_or_else(|| GameError::not_allowed("there is no pending claim", "RU 1.9.2"))?;
-    tx.emit(EventKind::ClaimDecided { upheld }, Some("RU 1.9.2"))?;
+    tx.emit(
+        EventKind::ClaimDecided { upheld, reason },
+        Some(rule.as_deref().unwrap_or("RU 1.9.2")),
+    )?;
     if upheld {
         let reason = match claim.kind {
             ClaimKind::Repetition => EndReason::Repetition,

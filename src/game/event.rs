@@ -221,6 +221,9 @@ pub enum EndReason {
     TouchPenalty,
     /// The arbiter's decision.
     ArbiterDecision,
+    /// Lost as the arbiter's penalty for a breach of the rules (RU 1.10: the rule
+    /// broken is the event's rule).
+    Penalty,
     /// Corners: a side filled the opponent's start corner (a win, or a draw when both
     /// did with the same number of moves).
     CornerFilled,
@@ -349,6 +352,9 @@ pub enum EventKind {
     ClaimDecided {
         /// Whether it was upheld.
         upheld: bool,
+        /// The arbiter's words, if an arbiter ruled and gave a reason.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// An irregularity: the official position stays at the last legal one.
     Irregularity {
@@ -361,6 +367,10 @@ pub enum EventKind {
         /// The piece the offender must now move, if any (RU: a wrong move is retaken
         /// with the same piece if it can move; RU 1.4.7 for a touched piece).
         retake_with: Option<u32>,
+        /// The squares involved (PDN numbers), for a display to highlight: where the
+        /// offending piece came from and went, the piece touched, the pieces missing.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        squares: Vec<u32>,
     },
     /// The outstanding irregularity was ruled on, or the board was put right.
     IrregularityResolved {
@@ -368,6 +378,9 @@ pub enum EventKind {
         ruling: Option<Ruling>,
         /// The official position afterwards (FEN).
         fen: String,
+        /// The arbiter's words, if an arbiter ruled and gave a reason.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// A warning to a player.
     Warning {
@@ -387,6 +400,9 @@ pub enum EventKind {
     PositionSet {
         /// The position.
         fen: String,
+        /// The arbiter's words, if given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// The service was down between two instants; by default the time is not charged.
     Outage {

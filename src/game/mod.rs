@@ -21,7 +21,8 @@ mod tx;
 mod view;
 
 pub use command::{
-    Actor, ArbiterAction, BoardInput, ClaimKind, Command, Occupancy, OfferResponse, Outcome, Ruling,
+    Actor, ArbiterAction, BoardInput, ClaimKind, Command, Declared, Given, MAX_REASON_BYTES,
+    MAX_RULE_BYTES, Occupancy, OfferResponse, Outcome, Ruling,
 };
 pub use error::{ErrorClass, GameError, ReplayError};
 pub use event::{EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming};

@@ -115,7 +115,7 @@ pub struct Stamps {
 }
 
 /// An irregularity not yet put right.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outstanding {
     /// The side at fault.
     pub side: Color,
@@ -123,6 +123,9 @@ pub struct Outstanding {
     pub kind: IrregularityKind,
     /// The seq of the `Irregularity` event.
     pub seq: u64,
+    /// The rule broken (the event's rule).
+    #[serde(default)]
+    pub rule: Option<String>,
 }
 
 /// A piece in a player's hand on an electronic board.
@@ -494,9 +497,21 @@ impl Session {
                 extra.side = self.claim.as_ref().map(|c| c.by);
             }
             EventKind::IrregularityResolved { .. } => {
-                extra.refers_to = self.irregularity.map(|i| i.seq);
+                extra.refers_to = self.irregularity.as_ref().map(|i| i.seq);
             }
             EventKind::DrawOfferAnswered { .. } => extra.refers_to = self.offer.map(|o| o.seq),
+            // Whose piece it is, as the board stood when it was touched.
+            EventKind::PieceTouched { square, .. } => {
+                extra.side = self.square(*square).ok().and_then(|sq| {
+                    [Color::White, Color::Black].into_iter().find(|&c| {
+                        let side = match c {
+                            Color::White => self.physical.white,
+                            Color::Black => self.physical.black,
+                        };
+                        side & sq.bit() != 0
+                    })
+                });
+            }
             _ => {}
         }
         self.apply_inner(e, extra.time_spent_ms.unwrap_or(0))?;
@@ -739,12 +754,13 @@ impl Session {
                     side: *side,
                     kind: *kind,
                     seq: e.seq,
+                    rule: e.rule.clone(),
                 });
                 if let Some(n) = retake_with {
                     self.touch.bound = Some(self.square(*n).map_err(bad)?);
                 }
             }
-            EventKind::IrregularityResolved { ruling, fen } => {
+            EventKind::IrregularityResolved { ruling, fen, .. } => {
                 self.irregularity = None;
                 if *ruling == Some(Ruling::Stands) {
                     let pos = parse_fen(fen, v).map_err(|e| bad(e.to_string()))?;
@@ -767,7 +783,7 @@ impl Session {
                 self.referred.push(e.rule.clone().unwrap_or_default());
             }
             EventKind::FortyMoveCountStarted { side } => self.game.start_forty_move_count(*side),
-            EventKind::PositionSet { fen } => {
+            EventKind::PositionSet { fen, .. } => {
                 let pos = parse_fen(fen, v).map_err(|e| bad(e.to_string()))?;
                 self.game = Game::new(pos, self.settings.edition);
                 self.physical = pos.to_setup();

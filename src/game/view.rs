@@ -122,7 +122,7 @@ impl Session {
             offer: self.offer,
             claim: self.claim.clone(),
             warnings: self.warnings.iter().cloned().collect(),
-            irregularity: self.irregularity,
+            irregularity: self.irregularity.clone(),
             pending_removal: self.pending_removal(),
             result: self.result.clone(),
             last_seq: self.seq,
