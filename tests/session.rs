@@ -482,7 +482,12 @@ fn snapshot_boards_recognise_a_move_and_wait_on_intermediate_states() {
         black: black.clone(),
         kings: None,
     }));
-    assert!(ev.is_empty());
+    // Recorded, with exactly what differs; nothing else happens.
+    assert_eq!(ev.len(), 1);
+    assert!(
+        matches!(&ev[0].kind, EventKind::BoardSnapshot { missing, extra, wrong_colour, wrong_kind, .. }
+        if missing == &vec![22] && extra.is_empty() && wrong_colour.is_empty() && wrong_kind.is_empty())
+    );
     let mut moved = lifted;
     moved.push(18);
     let ev = t.board(BoardInput::Snapshot(Occupancy {
@@ -491,6 +496,61 @@ fn snapshot_boards_recognise_a_move_and_wait_on_intermediate_states() {
         kings: None,
     }));
     assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "c3-d4"));
+    // The reading after the move: nothing differs.
+    assert!(
+        matches!(&ev[1].kind, EventKind::BoardSnapshot { missing, extra, .. }
+        if missing.is_empty() && extra.is_empty())
+    );
+}
+
+/// A board out of step gets back in with a snapshot: after an illegal move on the board
+/// its picture is wrong; a reading with a stray piece says what differs (a piece of the
+/// wrong colour, an extra one, a missing one) and resolves nothing; the official
+/// position read back resolves the irregularity, and the board plays on.
+#[test]
+fn fmjd_5_4_a_snapshot_brings_a_board_back_in_step() {
+    let mut t = Table::russian();
+    t.board(BoardInput::Lift(22));
+    let ev = t.board(BoardInput::Release(13)); // c3 to a5: not a move
+    assert!(matches!(ev[1].kind, EventKind::Irregularity { .. }));
+    let white: Vec<u32> = (21..=32).collect();
+    let black: Vec<u32> = (1..=12).collect();
+    // Not yet right: 22 still empty, a white piece on 13, 12 shows a white piece.
+    let mut w: Vec<u32> = white.iter().copied().filter(|&s| s != 22).collect();
+    w.extend([13, 12]);
+    let b: Vec<u32> = black.iter().copied().filter(|&s| s != 12).collect();
+    let ev = t.board(BoardInput::Snapshot(Occupancy {
+        white: w,
+        black: b,
+        kings: None,
+    }));
+    assert_eq!(ev.len(), 1, "{ev:?}");
+    assert!(
+        matches!(&ev[0].kind, EventKind::BoardSnapshot { missing, extra, wrong_colour, .. }
+        if missing == &vec![22] && extra == &vec![13] && wrong_colour == &vec![12])
+    );
+    assert!(t.s.view(t.t).irregularity.is_some());
+    // The official position: in step again.
+    let ev = t.board(BoardInput::Snapshot(Occupancy {
+        white,
+        black,
+        kings: Some(Vec::new()),
+    }));
+    assert!(
+        matches!(&ev[0].kind, EventKind::BoardSnapshot { missing, extra, wrong_colour, wrong_kind, .. }
+        if missing.is_empty() && extra.is_empty() && wrong_colour.is_empty() && wrong_kind.is_empty())
+    );
+    assert!(matches!(
+        ev[1].kind,
+        EventKind::IrregularityResolved { ruling: None, .. }
+    ));
+    // The board plays on from its new picture (the retake rule binds the piece on 22).
+    t.board(BoardInput::Lift(22));
+    let ev = t.board(BoardInput::Release(18));
+    assert!(
+        matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "c3-d4"),
+        "{ev:?}"
+    );
 }
 
 // ---- Draw offers --------------------------------------------------------------------

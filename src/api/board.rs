@@ -167,7 +167,7 @@ pub fn session(
                 Kind::Release(s) => Ok(BoardInput::Release(s.square)),
                 Kind::Adjust(a) => side(a.side).map(BoardInput::AdjustAnnounced),
                 Kind::ClockPress(c) => side(c.side).map(BoardInput::ClockPress),
-                Kind::Snapshot(o) => Ok(BoardInput::Snapshot(occupancy(o))),
+                Kind::Snapshot(o) => occupancy(o).map(BoardInput::Snapshot),
             };
             let input = match input {
                 Ok(i) => i,

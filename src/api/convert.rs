@@ -579,6 +579,31 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             side: side_pb(*side),
             board_time_ms: e.board_ms.unwrap_or(0),
         }),
+        EventKind::BoardSnapshot {
+            white,
+            black,
+            kings,
+            missing,
+            extra,
+            wrong_colour,
+            wrong_kind,
+        } => Kind::BoardSnapshot(pb::BoardSnapshotReceived {
+            occupancy: Some(pb::BoardOccupancy {
+                white: white.clone(),
+                black: black.clone(),
+                kings: kings.clone().unwrap_or_default(),
+                occupied: Vec::new(),
+            }),
+            board_time_ms: e.board_ms.unwrap_or(0),
+            matches_official: missing.is_empty()
+                && extra.is_empty()
+                && wrong_colour.is_empty()
+                && wrong_kind.is_empty(),
+            missing: missing.clone(),
+            extra: extra.clone(),
+            wrong_colour: wrong_colour.clone(),
+            wrong_kind: wrong_kind.clone(),
+        }),
         EventKind::RemovalComplete { side } => Kind::RemovalComplete(pb::RemovalComplete {
             side: side_pb(*side),
         }),

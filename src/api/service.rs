@@ -290,10 +290,20 @@ impl Api {
 }
 
 /// A snapshot from a board message.
-pub(super) fn occupancy(o: pb::BoardOccupancy) -> Occupancy {
-    Occupancy {
+/// A board's reading.
+///
+/// # Errors
+/// A colour-blind reading (`occupied`), which the judge does not read yet.
+pub(super) fn occupancy(o: pb::BoardOccupancy) -> Result<Occupancy, convert::BadField> {
+    if !o.occupied.is_empty() {
+        return Err(convert::BadField(
+            "snapshot.occupied: colour-blind snapshots are not supported; send white and black"
+                .into(),
+        ));
+    }
+    Ok(Occupancy {
         white: o.white,
         black: o.black,
         kings: (!o.kings.is_empty()).then_some(o.kings),
-    }
+    })
 }

@@ -422,26 +422,55 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
         }
         None => None,
     };
-    if tx.s.awaiting_press.is_some() {
-        return Ok(());
-    }
     let pos = *tx.s.position();
     let same = |p: &crate::rules::Position| {
         p.pieces(Color::White) == bits[0]
             && p.pieces(Color::Black) == bits[1]
             && kings.is_none_or(|k| k == p.kings())
     };
-    if same(&pos) {
-        return resolve_if_restored(tx);
+    // A move the reading shows (none while a made move waits for its press).
+    if !same(&pos) && tx.s.awaiting_press.is_none() {
+        let hits: Vec<Move> =
+            tx.s.game
+                .position_moves()
+                .into_iter()
+                .filter(|m| pos.play(m).is_ok_and(|after| same(&after)))
+                .collect();
+        if let [mv] = hits.as_slice() {
+            tx.play(mv, MoveSource::Snapshot, false)?;
+        }
     }
-    let hits: Vec<Move> =
-        tx.s.game
-            .position_moves()
-            .into_iter()
-            .filter(|m| pos.play(m).is_ok_and(|after| same(&after)))
+    // The reading is recorded with what differs from the official position now (nothing
+    // after a recognised move); anything else is an intermediate state or a board out
+    // of step, never guessed at.
+    let official = *tx.s.position();
+    let v = tx.s.variant();
+    let numbers = |bb: u64| -> Vec<u32> {
+        let mut out: Vec<u32> = v
+            .geometry()
+            .order
+            .iter()
+            .filter(|s| bb & s.bit() != 0)
+            .map(|&s| square_number(s, v))
             .collect();
-    if let [mv] = hits.as_slice() {
-        tx.play(mv, MoveSource::Snapshot, false)?;
-    }
-    Ok(())
+        out.sort_unstable();
+        out
+    };
+    let (ow, ob) = (official.pieces(Color::White), official.pieces(Color::Black));
+    let (bw, bb) = (bits[0], bits[1]);
+    let on_board = bw | bb;
+    let in_official = ow | ob;
+    let event = EventKind::BoardSnapshot {
+        white: numbers(bw),
+        black: numbers(bb),
+        kings: kings.map(numbers),
+        missing: numbers(in_official & !on_board),
+        extra: numbers(on_board & !in_official),
+        wrong_colour: numbers((ow & bb) | (ob & bw)),
+        wrong_kind: kings.map_or(Vec::new(), |k| {
+            numbers((k ^ official.kings()) & on_board & in_official)
+        }),
+    };
+    tx.emit(event, None)?;
+    resolve_if_restored(tx)
 }

@@ -316,6 +316,26 @@ pub enum EventKind {
         /// The side.
         side: Color,
     },
+    /// A whole-board reading from an electronic board, with what differs from the
+    /// official position as it stood after the reading was judged. The judge's picture
+    /// of the physical board becomes the reading (a piece in hand is dropped from it):
+    /// a board that got out of step sends one to get back in.
+    BoardSnapshot {
+        /// Squares with a white piece (PDN numbers).
+        white: Vec<u32>,
+        /// Squares with a black piece.
+        black: Vec<u32>,
+        /// Squares with a king, if the board knows.
+        kings: Option<Vec<u32>>,
+        /// Official pieces the board does not show.
+        missing: Vec<u32>,
+        /// Pieces on squares the official position has empty.
+        extra: Vec<u32>,
+        /// Squares holding a piece of the other colour.
+        wrong_colour: Vec<u32>,
+        /// Squares where the board's king or man differs (only when it reports kings).
+        wrong_kind: Vec<u32>,
+    },
     /// The last captured piece is off the board (RU 1.5.13).
     RemovalComplete {
         /// The side that captured.

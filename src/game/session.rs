@@ -701,6 +701,29 @@ impl Session {
             }
             EventKind::AdjustAnnounced { side } => self.touch.adjusting = Some(*side),
             EventKind::RemovalComplete { .. } => self.pending_removal.clear(),
+            EventKind::BoardSnapshot {
+                white,
+                black,
+                kings,
+                ..
+            } => {
+                // The board as it says it stands: the judge's picture follows it.
+                let bits = |list: &[u32]| -> Result<u64, ReplayError> {
+                    list.iter()
+                        .try_fold(0u64, |acc, &n| Ok(acc | self.square(n).map_err(bad)?.bit()))
+                };
+                let (w, b) = (bits(white)?, bits(black)?);
+                let k = match kings {
+                    Some(k) => bits(k)?,
+                    None => self.position().kings() & (w | b),
+                };
+                self.physical.white = w;
+                self.physical.black = b;
+                self.physical.kings = k;
+                self.hand = None;
+                let occupied = w | b;
+                self.pending_removal.retain(|sq| occupied & sq.bit() != 0);
+            }
             EventKind::DrawOffered { side, timing } => {
                 if self.offer_barred == Some(!*side) {
                     self.offer_barred = None;
