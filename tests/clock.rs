@@ -1604,7 +1604,7 @@ mod properties {
     /// Writes a duration as a person might in the proto's style: `h`, `min`, `s`, `ms`
     /// parts, largest first (`1h30min15s`), or plain seconds when `bare` and whole.
     fn spelled(ms: Millis, bare: bool) -> String {
-        if bare && ms % S == 0 && ms > 0 {
+        if bare && ms.is_multiple_of(S) && ms > 0 {
             return (ms / S).to_string();
         }
         let mut out = String::new();

@@ -124,6 +124,7 @@ async fn play(
             r#move: mv.into(),
             expected_seq: 0,
             side: side(c),
+            offer_draw: false,
         })
         .await
         .map(|r| r.into_inner())
@@ -333,6 +334,7 @@ async fn refusals_name_the_rule_or_field_and_change_nothing() {
             r#move: "c3-d4".into(),
             expected_seq: 1,
             side: side(Color::White),
+            offer_draw: false,
         })
         .await
         .expect_err("stale");
@@ -520,6 +522,7 @@ async fn role_matrix() {
                             r#move: "z9".into(),
                             expected_seq: 0,
                             side: side(Color::White),
+                            offer_draw: false,
                         },
                     ))
                     .await
@@ -532,6 +535,7 @@ async fn role_matrix() {
                             r#move: "z9".into(),
                             expected_seq: 0,
                             side: side(Color::Black),
+                            offer_draw: false,
                         },
                     ))
                     .await
@@ -648,6 +652,7 @@ async fn watch_from_zero_and_from_the_middle_while_moves_arrive() {
                         r#move: m.into(),
                         expected_seq: 0,
                         side: side(c),
+                        offer_draw: false,
                     })
                     .await
                     .expect("legal");
