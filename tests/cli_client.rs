@@ -244,7 +244,7 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
         &["arbiter", "pause", "cli-1", "--reason", "a phone rang"],
     );
     let line = event_line(&paused, "clocks paused");
-    assert!(line.contains(" arbiter"), "{line}");
+    assert!(line.contains(" arbiter: "), "{line}");
     assert!(line.ends_with(", paused"), "{line}");
     let resumed = ok(url, &["arbiter", "resume", "cli-1", "--reason", "done"]);
     event_line(&resumed, "clocks resumed; clocks white ");

@@ -426,10 +426,15 @@ fn show(g: &pb::Game) -> String {
         ));
     }
     for w in &g.warnings {
+        let rule = if w.rule.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", w.rule)
+        };
         out.push_str(&format!(
-            "\n  warning {} {}: {}",
+            "\n  warning #{} {}: {}{rule}",
+            w.seq,
             side(w.side),
-            w.rule,
             w.reason
         ));
     }

@@ -79,7 +79,7 @@ fn actor(a: Option<&pb::Actor>) -> String {
         return "-".into();
     };
     let who = |base: &str| {
-        if a.id.is_empty() {
+        if a.id.is_empty() || a.id == base {
             base.to_string()
         } else {
             format!("{base} {}", a.id)
