@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Millis;
 use super::error::{ClockError, ControlError, ParseError};
+pub use super::limits::{
+    MAX_ALLOWANCE, MAX_BONUS, MAX_MOVE_LIMIT, MAX_MOVES, MAX_PERIOD_TIME, MAX_PERIODS,
+};
 
 /// Milliseconds in an hour.
 pub(crate) const HOUR: Millis = 3_600_000;
@@ -18,19 +21,6 @@ pub(crate) const HOUR: Millis = 3_600_000;
 pub(crate) const MINUTE: Millis = 60_000;
 /// Milliseconds in a second.
 pub(crate) const SECOND: Millis = 1_000;
-
-/// The longest time a period may give: 7 days (168 h).
-pub const MAX_PERIOD_TIME: Millis = 7 * 24 * HOUR;
-/// The largest increment or delay a period may give per move: 1 hour.
-pub const MAX_BONUS: Millis = HOUR;
-/// The largest move count of a period.
-pub const MAX_MOVES: u32 = 1_000;
-/// The most periods a time control may have.
-pub const MAX_PERIODS: usize = 16;
-/// The longest English "Time!" per-move limit: 24 hours.
-pub const MAX_MOVE_LIMIT: Millis = 24 * HOUR;
-/// The longest allowance after "Time!": 1 hour.
-pub const MAX_ALLOWANCE: Millis = HOUR;
 
 /// What a period gives a player per move, besides its base time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

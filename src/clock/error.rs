@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::control::{MAX_MOVES, MAX_PERIODS};
+use super::limits::{MAX_MOVES, MAX_PERIODS};
 use super::{Flag, FlagCause, Millis, Side};
 
 /// Why a clock operation (or a conversion of a time control) was refused.

@@ -135,6 +135,7 @@
 mod control;
 mod error;
 mod flag;
+mod limits;
 mod op;
 mod parse;
 mod side;

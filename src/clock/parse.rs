@@ -97,7 +97,7 @@ pub(crate) fn control(s: &str, pdn: bool) -> Result<TimeControl, ParseError> {
         let o = option_spans.unwrap_or_default();
         let position = match e {
             ControlError::NoPeriods => s.len(),
-            ControlError::TooManyPeriods => span(super::control::MAX_PERIODS + 1).start,
+            ControlError::TooManyPeriods => span(super::limits::MAX_PERIODS + 1).start,
             ControlError::MissingMoveCount { period } => span(period).start,
             ControlError::ZeroMoveCount { period } | ControlError::TooManyMoves { period } => {
                 span(period).moves
