@@ -3,9 +3,9 @@
 //! operations, and properties (conservation, replay, round trips).
 
 use draughts_arbiter::clock::{
-    Bonus, Clock, ClockError, ClockEvent, ClockOp, ControlError, Flag, FlagCause, Ledger, Millis,
-    MoveLimit, Options, ParseError, ParseErrorKind, PdnTimeControl, Period, Phase, Side,
-    TimeControl,
+    Bonus, Clock, ClockError, ClockEvent, ClockOp, ControlError, Flag, FlagCause, Ledger,
+    MAX_BONUS, MAX_MOVE_LIMIT, MAX_MOVES, MAX_PERIOD_TIME, Millis, MoveLimit, Options, ParseError,
+    ParseErrorKind, PdnTimeControl, Period, Phase, Side, TimeControl,
 };
 
 const S: Millis = 1_000;
@@ -56,6 +56,10 @@ fn friendly_forms_parse_to_exact_milliseconds() {
     )
     .expect("valid");
     assert_eq!(tc("2h/50,1h/25,15m+30s"), three);
+    // The proto's own example, exactly as written there.
+    assert_eq!(tc("2h/50 then 1h/25 then 15min+30s"), three);
+    assert_eq!(tc("2h/50then1h/25then15min+30s"), three);
+    assert_eq!(tc("120min/50 then 60m/25 then 900+30"), three);
     assert_eq!(tc(" 2h/50, 1h/25, 15m + 30s "), three);
     assert_eq!(tc("50/7200:25/3600:900+30"), three);
     assert_eq!(
@@ -101,7 +105,6 @@ fn display_prints_the_canonical_friendly_form() {
         ("120m", "2h"),
         ("80m+1m", "80m+1m"),
         ("3m+2s", "3m+2s"),
-        ("0", "0s"),
         ("1500ms", "1500ms"),
         ("2h/50, 1h/25, 15m+30s", "2h/50,1h/25,15m+30s"),
         ("40/7200:3600", "2h/40,1h"),
@@ -179,104 +182,349 @@ fn pdn_parsing_is_strict() {
         }
     );
     let err = TimeControl::from_pdn("*60").expect_err("sandclock");
-    assert_eq!(err.to_string(), "sandclock (*) is not supported at byte 0");
+    assert_eq!(err.to_string(), "at byte 0: sandclock (*) is not supported");
     let err = TimeControl::from_pdn("40/7200,3600").expect_err("comma in a pdn tag");
-    assert_eq!(err.kind, ParseErrorKind::Unexpected(','));
-    assert_eq!(err.position, 7);
+    assert_eq!(
+        err.to_string(),
+        "at byte 7: expected '+', ':' or the end, found ','"
+    );
     let err = TimeControl::from_pdn("-").expect_err("untimed is not a control");
     assert_eq!(err.position, 0);
     let err = TimeControl::from_pdn("300 d5").expect_err("no delay in a pdn tag");
-    assert_eq!(err.kind, ParseErrorKind::Unexpected('d'));
+    assert_eq!(
+        err.to_string(),
+        "at byte 4: expected '+', ':' or the end, found 'd'"
+    );
+    let err = TimeControl::from_pdn("300+5 then 60").expect_err("no then in a pdn tag");
+    assert_eq!(
+        err.to_string(),
+        "at byte 6: expected ':' or the end, found 't'"
+    );
+    let err = TimeControl::from_pdn("0").expect_err("zero");
+    assert_eq!(
+        err.kind,
+        ParseErrorKind::Control(ControlError::ZeroTime { period: 1 })
+    );
 }
 
 #[test]
-fn parse_errors_say_what_and_where() {
+fn parse_errors_say_where_and_what_was_expected() {
     use ParseErrorKind as K;
+    let expected = |what: &'static str, found: Option<char>| K::Expected { what, found };
     for (input, position, kind, message) in [
-        ("", 0, K::Empty, "empty time control at byte 0"),
-        ("   ", 3, K::Empty, "empty time control at byte 3"),
-        ("90x", 2, K::Unexpected('x'), "unexpected 'x' at byte 2"),
+        (
+            "",
+            0,
+            K::Empty,
+            "at byte 0: empty time control: expected e.g. 5m+3s, 90m/40+30s then 30m+30s, or 40/7200:3600",
+        ),
+        (
+            "   ",
+            3,
+            K::Empty,
+            "at byte 3: empty time control: expected e.g. 5m+3s, 90m/40+30s then 30m+30s, or 40/7200:3600",
+        ),
+        (
+            "5m+",
+            3,
+            expected("an increment after '+', e.g. 5m+3s", None),
+            "at byte 3: expected an increment after '+', e.g. 5m+3s, found the end",
+        ),
+        (
+            "5m+x",
+            3,
+            expected("an increment after '+', e.g. 5m+3s", Some('x')),
+            "at byte 3: expected an increment after '+', e.g. 5m+3s, found 'x'",
+        ),
+        (
+            "90m d",
+            5,
+            expected("a delay after 'd', e.g. 90m d30s", None),
+            "at byte 5: expected a delay after 'd', e.g. 90m d30s, found the end",
+        ),
+        (
+            "90m b?",
+            5,
+            expected("a delay after 'b', e.g. 90m b30s", Some('?')),
+            "at byte 5: expected a delay after 'b', e.g. 90m b30s, found '?'",
+        ),
+        (
+            "90x",
+            2,
+            expected("a unit (h, min, m, s or ms), e.g. 1h30m", Some('x')),
+            "at byte 2: expected a unit (h, min, m, s or ms), e.g. 1h30m, found 'x'",
+        ),
         (
             "1h30",
             4,
-            K::ExpectedUnit,
-            "expected a unit (h, m, s or ms) at byte 4",
+            expected("a unit (h, min, m, s or ms), e.g. 1h30m", None),
+            "at byte 4: expected a unit (h, min, m, s or ms), e.g. 1h30m, found the end",
         ),
         (
             "30m1h",
             4,
             K::UnitsOutOfOrder,
-            "units must go down from h to m to s to ms at byte 4",
+            "at byte 4: units must go down from h to min (m) to s to ms, e.g. 1h30m",
         ),
-        ("2h/", 3, K::UnexpectedEnd, "unexpected end at byte 3"),
+        (
+            "2h/",
+            3,
+            expected("a move count after '/', e.g. 2h/50", None),
+            "at byte 3: expected a move count after '/', e.g. 2h/50, found the end",
+        ),
         (
             "2h/x",
             3,
-            K::ExpectedMoveCount,
-            "expected a move count at byte 3",
-        ),
-        ("m", 0, K::ExpectedNumber, "expected a number at byte 0"),
-        ("3m+", 3, K::UnexpectedEnd, "unexpected end at byte 3"),
-        (
-            "99999999999999999999",
-            0,
-            K::NumberTooLarge,
-            "number too large at byte 0",
+            expected("a move count after '/', e.g. 2h/50", Some('x')),
+            "at byte 3: expected a move count after '/', e.g. 2h/50, found 'x'",
         ),
         (
-            "9999999999999999h",
+            "2h/50m",
+            5,
+            K::MoveCountWithUnit,
+            "at byte 5: a move count takes no unit: 2h/50 is 2 hours for 50 moves",
+        ),
+        (
+            "40/",
+            3,
+            expected("a time after '/', e.g. 40/7200", None),
+            "at byte 3: expected a time after '/', e.g. 40/7200, found the end",
+        ),
+        (
+            "m",
             0,
-            K::NumberTooLarge,
-            "number too large at byte 0",
+            expected(
+                "a time such as 90m, 1h30m, 15min or 300 (seconds)",
+                Some('m'),
+            ),
+            "at byte 0: expected a time such as 90m, 1h30m, 15min or 300 (seconds), found 'm'",
+        ),
+        (
+            "2h/50 then",
+            10,
+            expected("a period after 'then', e.g. 1h/25 or 15min+30s", None),
+            "at byte 10: expected a period after 'then', e.g. 1h/25 or 15min+30s, found the end",
+        ),
+        (
+            "2h/50, x",
+            7,
+            expected("a period after ',', e.g. 1h/25 or 15m+30s", Some('x')),
+            "at byte 7: expected a period after ',', e.g. 1h/25 or 15m+30s, found 'x'",
+        ),
+        (
+            "40/7200:",
+            8,
+            expected("a period after ':', e.g. 3600 or 25/3600", None),
+            "at byte 8: expected a period after ':', e.g. 3600 or 25/3600, found the end",
+        ),
+        (
+            "1h 2h",
+            3,
+            expected("'+', 'd', 'b', 'then', ',', ';' or the end", Some('2')),
+            "at byte 3: expected '+', 'd', 'b', 'then', ',', ';' or the end, found '2'",
+        ),
+        (
+            "1h+5s x",
+            6,
+            expected("'then', ',', ';' or the end", Some('x')),
+            "at byte 6: expected 'then', ',', ';' or the end, found 'x'",
+        ),
+        (
+            "2h/50 thence 1h",
+            6,
+            expected("'+', 'd', 'b', 'then', ',', ';' or the end", Some('t')),
+            "at byte 6: expected '+', 'd', 'b', 'then', ',', ';' or the end, found 't'",
         ),
         (
             "45m; foo",
             5,
-            K::UnknownOption,
-            "unknown option (expected inc-at-start, dgt or move-limit) at byte 5",
+            expected(
+                "an option after ';': inc-at-start, dgt or move-limit",
+                Some('f'),
+            ),
+            "at byte 5: expected an option after ';': inc-at-start, dgt or move-limit, found 'f'",
+        ),
+        (
+            "45m;",
+            4,
+            expected("an option after ';': inc-at-start, dgt or move-limit", None),
+            "at byte 4: expected an option after ';': inc-at-start, dgt or move-limit, found the end",
+        ),
+        (
+            "45m; dgt x",
+            9,
+            expected("';' and another option, or the end", Some('x')),
+            "at byte 9: expected ';' and another option, or the end, found 'x'",
         ),
         (
             "45m; dgt; dgt",
             10,
             K::DuplicateOption,
-            "option given twice at byte 10",
+            "at byte 10: option given twice",
+        ),
+        (
+            "24h; move-limit",
+            15,
+            expected("a time after move-limit, e.g. move-limit 5m+1m", None),
+            "at byte 15: expected a time after move-limit, e.g. move-limit 5m+1m, found the end",
+        ),
+        (
+            "24h; move-limit 5m",
+            18,
+            expected(
+                "'+' and the allowance after the move limit, e.g. move-limit 5m+1m",
+                None,
+            ),
+            "at byte 18: expected '+' and the allowance after the move limit, e.g. move-limit 5m+1m, found the end",
+        ),
+        (
+            "24h; move-limit 5m+",
+            19,
+            expected("an allowance after '+', e.g. move-limit 5m+1m", None),
+            "at byte 19: expected an allowance after '+', e.g. move-limit 5m+1m, found the end",
         ),
         (
             "2h,1h",
             0,
             K::Control(ControlError::MissingMoveCount { period: 1 }),
-            "period 1 needs a move count at byte 0",
+            "at byte 0: period 1 needs a move count",
         ),
         (
             "2h/50,1h/0,1h",
-            6,
+            9,
             K::Control(ControlError::ZeroMoveCount { period: 2 }),
-            "period 2 has a move count of zero at byte 6",
+            "at byte 9: period 2 has a move count of zero",
         ),
         (
             "2h/50,1h/25; dgt",
-            16,
+            13,
             K::Control(ControlError::DgtNeedsSuddenDeath),
-            "dgt mode needs a final period without a move count at byte 16",
+            "at byte 13: dgt mode needs a final period without a move count",
         ),
         (
             "1h; move-limit 0s+1m",
-            20,
+            15,
             K::Control(ControlError::ZeroMoveLimit),
-            "move limit must be positive at byte 20",
+            "at byte 15: the move limit must be more than 0 and at most 24h",
         ),
         (
             "*60",
             0,
             K::Sandclock,
-            "sandclock (*) is not supported at byte 0",
+            "at byte 0: sandclock (*) is not supported",
         ),
-        ("1h 2h", 3, K::Unexpected('2'), "unexpected '2' at byte 3"),
     ] {
         let err = parse_err(input);
         assert_eq!(err, ParseError { position, kind }, "{input:?}");
         assert_eq!(err.to_string(), message, "{input:?}");
     }
+}
+
+#[test]
+fn zero_and_absurd_controls_are_refused_saying_what_is_allowed() {
+    use ControlError as C;
+    for (input, position, error, message) in [
+        (
+            "0",
+            0,
+            C::ZeroTime { period: 1 },
+            "at byte 0: period 1 gives no time: a period's time must be more than 0 and at most 168h (7 days), or 0 with a delay (0s d5s), with an increment in a later period (2h/40 then 0s+30s) or with inc-at-start",
+        ),
+        (
+            "0m",
+            0,
+            C::ZeroTime { period: 1 },
+            "at byte 0: period 1 gives no time: a period's time must be more than 0 and at most 168h (7 days), or 0 with a delay (0s d5s), with an increment in a later period (2h/40 then 0s+30s) or with inc-at-start",
+        ),
+        ("0h0m0s+5s", 0, C::ZeroTime { period: 1 }, ""),
+        ("2h/40 then 0s", 11, C::ZeroTime { period: 2 }, ""),
+        ("0 b5s", 0, C::ZeroTime { period: 1 }, ""),
+        (
+            "99999999999h",
+            0,
+            C::TimeTooLong { period: 1 },
+            "at byte 0: period 1's time is too long: at most 168h (7 days)",
+        ),
+        (
+            "99999999999999999999999999",
+            0,
+            C::TimeTooLong { period: 1 },
+            "",
+        ),
+        ("169h", 0, C::TimeTooLong { period: 1 }, ""),
+        (
+            "1h/40 then 99999999999999999999999h",
+            11,
+            C::TimeTooLong { period: 2 },
+            "",
+        ),
+        (
+            "2h/1001",
+            3,
+            C::TooManyMoves { period: 1 },
+            "at byte 3: period 1's move count is too large: from 1 to 1000 moves",
+        ),
+        ("99999999999/7200", 0, C::TooManyMoves { period: 1 }, ""),
+        (
+            "5m+61m",
+            3,
+            C::BonusTooLarge { period: 1 },
+            "at byte 3: period 1's increment or delay is too long: at most 1h",
+        ),
+        ("1h/40 then 5m d2h", 15, C::BonusTooLarge { period: 2 }, ""),
+        (
+            "5m b99999999999999999999999s",
+            4,
+            C::BonusTooLarge { period: 1 },
+            "",
+        ),
+        (
+            "24h; move-limit 25h+1m",
+            16,
+            C::MoveLimitTooLong,
+            "at byte 16: the move limit is too long: more than 0 and at most 24h",
+        ),
+        (
+            "24h; move-limit 5m+2h",
+            19,
+            C::AllowanceTooLong,
+            "at byte 19: the allowance after the move limit is too long: at most 1h",
+        ),
+    ] {
+        let err = parse_err(input);
+        assert_eq!(
+            err,
+            ParseError {
+                position,
+                kind: ParseErrorKind::Control(error)
+            },
+            "{input:?}"
+        );
+        if !message.is_empty() {
+            assert_eq!(err.to_string(), message, "{input:?}");
+        }
+    }
+    // The limits themselves are allowed.
+    for ok in [
+        "168h",
+        "1ms",
+        "5m+1h",
+        "5m+0s",
+        "2h/1000",
+        "1/1",
+        "24h; move-limit 24h+1h",
+        "0s d2s",
+        "0+30s; inc-at-start",
+        "2h/40 then 0s+30s",
+    ] {
+        tc(ok);
+    }
+    // 16 periods are allowed, a 17th is refused where it starts.
+    tc(&format!("{}1m", "1m/1 then ".repeat(15)));
+    let seventeen = format!("{}1m", "1m/1 then ".repeat(16));
+    let err = parse_err(&seventeen);
+    assert_eq!(err.position, 160);
+    assert_eq!(err.to_string(), "at byte 160: at most 16 periods");
 }
 
 #[test]
@@ -1295,32 +1543,48 @@ mod properties {
         }
     }
 
+    /// A period's time: more than 0, at most the limit (both ends included).
     fn duration() -> impl Strategy<Value = Millis> {
         prop_oneof![
-            (0u64..50).prop_map(|h| h * H),
-            (0u64..600).prop_map(|m| m * MIN),
-            (0u64..10_000).prop_map(|s| s * S),
-            0u64..10_000_000,
-            Just(Millis::MAX),
+            (1u64..=168).prop_map(|h| h * H),
+            (1u64..600).prop_map(|m| m * MIN),
+            (1u64..10_000).prop_map(|s| s * S),
+            1u64..10_000_000,
+            Just(MAX_PERIOD_TIME),
+            Just(1),
+        ]
+    }
+
+    /// An increment or delay: 0 to the limit.
+    fn short() -> impl Strategy<Value = Millis> {
+        prop_oneof![
+            (0u64..=60).prop_map(|m| m * MIN),
+            (0u64..3_600).prop_map(|s| s * S),
+            0u64..=MAX_BONUS,
+            Just(MAX_BONUS),
         ]
     }
 
     fn bonus() -> impl Strategy<Value = Bonus> {
         prop_oneof![
             Just(Bonus::None),
-            duration().prop_map(Bonus::Increment),
-            duration().prop_map(Bonus::Delay),
-            duration().prop_map(Bonus::Bronstein),
+            short().prop_map(Bonus::Increment),
+            short().prop_map(Bonus::Delay),
+            short().prop_map(Bonus::Bronstein),
         ]
+    }
+
+    fn moves() -> impl Strategy<Value = u32> {
+        prop_oneof![1u32..200, Just(MAX_MOVES)]
     }
 
     fn control() -> impl Strategy<Value = TimeControl> {
         (
-            proptest::collection::vec((1u32..200, duration(), bonus()), 0..3),
-            (proptest::option::of(1u32..200), duration(), bonus()),
+            proptest::collection::vec((moves(), duration(), bonus()), 0..3),
+            (proptest::option::of(moves()), duration(), bonus()),
             any::<bool>(),
             any::<bool>(),
-            proptest::option::of((duration(), duration())),
+            proptest::option::of((1u64..=MAX_MOVE_LIMIT, short())),
         )
             .prop_map(|(counted, (moves, time, bonus), at_start, dgt, limit)| {
                 let mut periods: Vec<Period> = counted
@@ -1331,24 +1595,75 @@ mod properties {
                 let options = Options {
                     increment_at_start: at_start,
                     period_on_flag: dgt && moves.is_none(),
-                    move_limit: limit.map(|(l, a)| MoveLimit {
-                        limit: l.max(1),
-                        allowance: a,
-                    }),
+                    move_limit: limit.map(|(limit, allowance)| MoveLimit { limit, allowance }),
                 };
                 TimeControl::new(periods, options).expect("valid by construction")
             })
     }
 
+    /// Writes a duration as a person might in the proto's style: `h`, `min`, `s`, `ms`
+    /// parts, largest first (`1h30min15s`), or plain seconds when `bare` and whole.
+    fn spelled(ms: Millis, bare: bool) -> String {
+        if bare && ms.is_multiple_of(S) && ms > 0 {
+            return (ms / S).to_string();
+        }
+        let mut out = String::new();
+        let mut rest = ms;
+        for (size, unit) in [(H, "h"), (MIN, "min"), (S, "s"), (1, "ms")] {
+            if rest >= size {
+                out.push_str(&format!("{}{unit}", rest / size));
+                rest %= size;
+            }
+        }
+        if out.is_empty() {
+            out.push_str("0s");
+        }
+        out
+    }
+
+    /// The proto comment's style: ` then ` between periods, `min`, spaces around `+`.
+    fn proto_style(tc: &TimeControl, bare: bool) -> String {
+        let mut parts = Vec::new();
+        for p in tc.periods() {
+            let mut s = spelled(p.time, false);
+            if let Some(n) = p.moves {
+                s.push_str(&format!("/{n}"));
+            }
+            match p.bonus {
+                Bonus::None => {}
+                Bonus::Increment(t) => s.push_str(&format!(" + {}", spelled(t, bare))),
+                Bonus::Delay(t) => s.push_str(&format!(" d{}", spelled(t, bare))),
+                Bonus::Bronstein(t) => s.push_str(&format!(" b {}", spelled(t, bare))),
+            }
+            parts.push(s);
+        }
+        let mut out = parts.join(" then ");
+        let o = tc.options();
+        if let Some(m) = o.move_limit {
+            out.push_str(&format!(
+                " ; move-limit {} + {}",
+                spelled(m.limit, false),
+                spelled(m.allowance, false)
+            ));
+        }
+        if o.period_on_flag {
+            out.push_str(";dgt");
+        }
+        if o.increment_at_start {
+            out.push_str("; inc-at-start");
+        }
+        out
+    }
+
     fn pdn_control() -> impl Strategy<Value = TimeControl> {
-        let secs = (0u64..100_000).prop_map(|s| s * S);
+        let secs = (1u64..100_000).prop_map(|s| s * S);
         let bonus = prop_oneof![
             Just(Bonus::None),
             (0u64..100).prop_map(|s| Bonus::Increment(s * S)),
         ];
         (
-            proptest::collection::vec((1u32..200, secs.clone(), bonus.clone()), 0..3),
-            (proptest::option::of(1u32..200), secs, bonus),
+            proptest::collection::vec((moves(), secs.clone(), bonus.clone()), 0..3),
+            (proptest::option::of(moves()), secs, bonus),
         )
             .prop_map(|(counted, (moves, time, bonus))| {
                 let mut periods: Vec<Period> = counted
@@ -1370,6 +1685,21 @@ mod properties {
         fn friendly_form_round_trips(tc in control()) {
             let printed = tc.to_string();
             prop_assert_eq!(printed.parse::<TimeControl>(), Ok(tc), "{}", printed);
+        }
+
+        #[test]
+        fn proto_style_parses_to_the_same_control(tc in control(), bare in any::<bool>()) {
+            let written = proto_style(&tc, bare);
+            prop_assert_eq!(written.parse::<TimeControl>(), Ok(tc), "{}", written);
+        }
+
+        #[test]
+        fn errors_point_inside_the_input(s in "[0-9hminst+/:,; dbx*?-]{0,32}") {
+            if let Err(e) = s.parse::<TimeControl>() {
+                prop_assert!(e.position <= s.len(), "{:?}: {}", s, e);
+                let prefix = format!("at byte {}: ", e.position);
+                prop_assert!(e.to_string().starts_with(&prefix), "{}", e);
+            }
         }
 
         #[test]
@@ -1397,4 +1727,26 @@ mod properties {
             }
         }
     }
+}
+
+/// The limits apply to new controls only: a control read back from a log (serde) is
+/// not refused by them, so a game recorded before they existed still replays.
+#[test]
+fn a_recorded_control_over_the_limits_still_reads_back() {
+    for text in ["200h", "2h/5000,1h", "90m+2h"] {
+        assert!(
+            text.parse::<draughts_arbiter::clock::TimeControl>()
+                .is_err(),
+            "{text}: refused as new input"
+        );
+        let read: draughts_arbiter::clock::TimeControl =
+            serde_json::from_str(&format!("\"{text}\"")).expect("a recorded control reads back");
+        assert_eq!(
+            serde_json::to_string(&read).expect("writes"),
+            format!("\"{text}\""),
+            "{text}"
+        );
+    }
+    // What never was a control stays refused.
+    assert!(serde_json::from_str::<draughts_arbiter::clock::TimeControl>("\"2h/0\"").is_err());
 }

@@ -405,6 +405,7 @@ impl Driver {
             r#move: choice.clone(),
             expected_seq: model.last_seq,
             side: 0,
+            offer_draw: false,
         }))
         .await?;
         let g = r.game.ok_or("SubmitMove without the game")?;

@@ -133,6 +133,7 @@ fn submit(id: &str, mv: &str) -> pb::SubmitMoveRequest {
         r#move: mv.into(),
         expected_seq: 0,
         side: 0,
+        offer_draw: false,
     }
 }
 

@@ -124,6 +124,7 @@ async fn play(
             r#move: mv.into(),
             expected_seq: 0,
             side: side(c),
+            offer_draw: false,
         })
         .await
         .map(|r| r.into_inner())
@@ -503,6 +504,7 @@ async fn refusals_name_the_rule_or_field_and_change_nothing() {
             r#move: "c3-d4".into(),
             expected_seq: 1,
             side: side(Color::White),
+            offer_draw: false,
         })
         .await
         .expect_err("stale");
@@ -690,6 +692,7 @@ async fn role_matrix() {
                             r#move: "z9".into(),
                             expected_seq: 0,
                             side: side(Color::White),
+                            offer_draw: false,
                         },
                     ))
                     .await
@@ -702,6 +705,7 @@ async fn role_matrix() {
                             r#move: "z9".into(),
                             expected_seq: 0,
                             side: side(Color::Black),
+                            offer_draw: false,
                         },
                     ))
                     .await
@@ -818,6 +822,7 @@ async fn watch_from_zero_and_from_the_middle_while_moves_arrive() {
                         r#move: m.into(),
                         expected_seq: 0,
                         side: side(c),
+                        offer_draw: false,
                     })
                     .await
                     .expect("legal");

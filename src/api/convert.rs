@@ -96,10 +96,10 @@ pub fn settings(
     let mut out = GameSettings::new(variant);
     let tc = time_control.trim();
     if !tc.is_empty() && tc != "-" {
+        // The friendly parser reads PDN tags too, so its error is the one to report.
         out.time_control = Some(
-            tc.parse()
-                .or_else(|_| crate::clock::TimeControl::from_pdn(tc))
-                .map_err(|e| BadField(format!("time_control: {e}")))?,
+            tc.parse::<crate::clock::TimeControl>()
+                .map_err(|e| BadField(format!("time_control {tc:?} {e}")))?,
         );
     }
     if let Some(s) = s {

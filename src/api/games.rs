@@ -131,10 +131,11 @@ impl pb::game_service_server::GameService for Api {
         }
         let side = self.side_for(&role, r.side, &r.game_id).await?;
         let notation = r.r#move;
+        let offer_draw = r.offer_draw;
         let cmd = move |side| Command::SubmitMove {
             side,
             notation,
-            offer_draw: false,
+            offer_draw,
         };
         let pair = self
             .play(role, &r.game_id, side, cmd, r.expected_seq)

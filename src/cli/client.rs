@@ -10,6 +10,7 @@ use tonic::Request;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Endpoint};
 
+use super::events::{clock_time, describe, event_json, game_json};
 use crate::api::pb;
 use crate::server::tls::{ClientTls, client_config, error_chain};
 
@@ -22,9 +23,9 @@ macro_rules! outln {
 use crate::api::pb::broadcast_service_client::BroadcastServiceClient;
 use crate::api::pb::game_service_client::GameServiceClient;
 
-/// Connection options of the client subcommands.
+/// Connection and output options of the client subcommands (`game`, `arbiter`).
 #[derive(Debug, Args)]
-pub struct ClientArgs {
+pub struct Connection {
     /// The server: `http://host:port`, or `https://host:port` for TLS.
     #[arg(long, env = "ARBITER_SERVER", default_value = "http://127.0.0.1:50051")]
     pub server: String,
@@ -41,6 +42,17 @@ pub struct ClientArgs {
     /// Bearer token.
     #[arg(long, env = "ARBITER_TOKEN")]
     pub token: Option<String>,
+    /// Print one JSON object per line (events, then the game) instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// `draughts-arbiter game …`.
+#[derive(Debug, Args)]
+pub struct ClientArgs {
+    /// Where the server is and how to talk to it.
+    #[command(flatten)]
+    pub connection: Connection,
     /// What to do.
     #[command(subcommand)]
     pub action: GameAction,
@@ -55,7 +67,7 @@ pub enum SideArg {
     Black,
 }
 
-fn side(s: Option<SideArg>) -> i32 {
+pub(super) fn side(s: Option<SideArg>) -> i32 {
     match s {
         Some(SideArg::White) => pb::Side::White as i32,
         Some(SideArg::Black) => pb::Side::Black as i32,
@@ -63,45 +75,211 @@ fn side(s: Option<SideArg>) -> i32 {
     }
 }
 
+/// The rule edition on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum EditionArg {
+    /// Russian: RU 1.9.1 (c)-(g).
+    Classic,
+    /// Russian: the 2013 edition.
+    #[value(name = "2013")]
+    Edition2013,
+}
+
+/// When a digital move switches the clock.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SwitchingArg {
+    /// A submitted move also presses the clock.
+    OnMove,
+    /// Only an explicit press switches the clock.
+    OnPress,
+}
+
+/// How repetitions are handled.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum RepetitionArg {
+    /// The side to move must claim (RU 1.9.2).
+    Claim,
+    /// The server draws the game at once.
+    Automatic,
+}
+
+/// How move-count draws take effect.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum MoveCountArg {
+    /// The server draws the game.
+    Automatic,
+    /// The server records it and the arbiter decides.
+    Referred,
+}
+
+/// On or off.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum OnOff {
+    /// On.
+    On,
+    /// Off.
+    Off,
+}
+
+/// What `game create` sends: every field of `CreateGameRequest` and its `GameSettings`.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The game's id (empty: the server makes one; refused with ALREADY_EXISTS if taken).
+    #[arg(long, default_value = "")]
+    pub id: String,
+    /// Variant name (russian, international, english, …).
+    #[arg(long, default_value = "russian")]
+    pub variant: String,
+    /// Time control: `5m+3s`, `2h/50 then 1h/25 then 15min+30s`, a PDN tag
+    /// `50/7200:25/3600:900+30`, or `-` for none.
+    #[arg(long, default_value = "-")]
+    pub time_control: String,
+    /// White's name.
+    #[arg(long, default_value = "")]
+    pub white: String,
+    /// White's FMJD id.
+    #[arg(long, default_value = "")]
+    pub white_fmjd_id: String,
+    /// White's federation (FMJD three-letter code).
+    #[arg(long, default_value = "")]
+    pub white_federation: String,
+    /// White's rating (0: unrated).
+    #[arg(long, default_value_t = 0)]
+    pub white_rating: u32,
+    /// Black's name.
+    #[arg(long, default_value = "")]
+    pub black: String,
+    /// Black's FMJD id.
+    #[arg(long, default_value = "")]
+    pub black_fmjd_id: String,
+    /// Black's federation.
+    #[arg(long, default_value = "")]
+    pub black_federation: String,
+    /// Black's rating (0: unrated).
+    #[arg(long, default_value_t = 0)]
+    pub black_rating: u32,
+    /// Event (PDN Event).
+    #[arg(long, default_value = "")]
+    pub event: String,
+    /// Round (PDN Round).
+    #[arg(long, default_value = "")]
+    pub round: String,
+    /// Board number in the round.
+    #[arg(long, default_value_t = 0)]
+    pub board: u32,
+    /// Start position (FEN; default: the variant's start position).
+    #[arg(long)]
+    pub fen: Option<String>,
+    /// Rule edition (Russian: classic or 2013; default: the variant's).
+    #[arg(long, value_enum)]
+    pub rule_edition: Option<EditionArg>,
+    /// When a digital move switches the clock (default: on-move).
+    #[arg(long, value_enum)]
+    pub clock_switching: Option<SwitchingArg>,
+    /// Repetition draws by claim or automatic (default: claim).
+    #[arg(long, value_enum)]
+    pub repetition: Option<RepetitionArg>,
+    /// Move-count draws automatic or referred to the arbiter (default: automatic).
+    #[arg(long, value_enum)]
+    pub move_count_draws: Option<MoveCountArg>,
+    /// Claims wait for an arbiter's ruling (the claimant's clock runs meanwhile).
+    #[arg(long)]
+    pub claims_need_arbiter: bool,
+    /// No draw offers before this move number (0: no minimum).
+    #[arg(long, default_value_t = 0)]
+    pub min_move_for_draw_offer: u32,
+    /// Public broadcast delay in milliseconds (at most 86400000, 24 hours); default: the
+    /// event's default from the server's configuration, else 0.
+    #[arg(long)]
+    pub broadcast_delay_ms: Option<u64>,
+    /// Charge the time the service was down to the side on move.
+    #[arg(long)]
+    pub charge_outage: bool,
+    /// The English touch penalty for touching a piece that cannot move (default: on
+    /// for English only).
+    #[arg(long, value_enum)]
+    pub touch_immovable_penalty: Option<OnOff>,
+}
+
+impl CreateArgs {
+    fn request(&self) -> Result<pb::CreateGameRequest, String> {
+        let v =
+            pb::Variant::from_str_name(&format!("VARIANT_{}", self.variant.to_ascii_uppercase()))
+                .filter(|v| *v != pb::Variant::Unspecified)
+                .ok_or(format!("--variant: unknown variant '{}'", self.variant))?;
+        let player = |name: &str, fmjd_id: &str, federation: &str, rating: u32| pb::Player {
+            name: name.to_string(),
+            fmjd_id: fmjd_id.to_string(),
+            federation: federation.to_string(),
+            rating,
+        };
+        Ok(pb::CreateGameRequest {
+            variant: v as i32,
+            time_control: self.time_control.clone(),
+            white: Some(player(
+                &self.white,
+                &self.white_fmjd_id,
+                &self.white_federation,
+                self.white_rating,
+            )),
+            black: Some(player(
+                &self.black,
+                &self.black_fmjd_id,
+                &self.black_federation,
+                self.black_rating,
+            )),
+            event: self.event.clone(),
+            round: self.round.clone(),
+            board: self.board,
+            start_fen: self.fen.clone().unwrap_or_default(),
+            settings: Some(pb::GameSettings {
+                rule_edition: match self.rule_edition {
+                    Some(EditionArg::Classic) => pb::RuleEdition::Classic as i32,
+                    Some(EditionArg::Edition2013) => pb::RuleEdition::RuleEdition2013 as i32,
+                    None => 0,
+                },
+                clock_switching: match self.clock_switching {
+                    Some(SwitchingArg::OnMove) => pb::ClockSwitching::OnMove as i32,
+                    Some(SwitchingArg::OnPress) => pb::ClockSwitching::OnPress as i32,
+                    None => 0,
+                },
+                repetition_mode: match self.repetition {
+                    Some(RepetitionArg::Claim) => pb::RepetitionMode::Claim as i32,
+                    Some(RepetitionArg::Automatic) => pb::RepetitionMode::Automatic as i32,
+                    None => 0,
+                },
+                move_count_draws: match self.move_count_draws {
+                    Some(MoveCountArg::Automatic) => pb::MoveCountDraws::Automatic as i32,
+                    Some(MoveCountArg::Referred) => pb::MoveCountDraws::ReferredToArbiter as i32,
+                    None => 0,
+                },
+                claims_need_arbiter: self.claims_need_arbiter,
+                min_move_for_draw_offer: self.min_move_for_draw_offer,
+                broadcast_delay_ms: self.broadcast_delay_ms,
+                charge_outage_to_side_on_move: self.charge_outage,
+                touch_immovable_penalty: self
+                    .touch_immovable_penalty
+                    .map(|o| matches!(o, OnOff::On)),
+            }),
+            game_id: self.id.clone(),
+        })
+    }
+}
+
 /// Client actions.
 #[derive(Debug, Subcommand)]
 pub enum GameAction {
-    /// Create a game; prints its id.
-    Create {
-        /// Variant name (russian, international, …).
-        #[arg(long, default_value = "russian")]
-        variant: String,
-        /// Time control (`10m+5s`, `40/7200:3600`, `-` for none).
-        #[arg(long, default_value = "-")]
-        time_control: String,
-        /// White's name.
-        #[arg(long, default_value = "")]
-        white: String,
-        /// Black's name.
-        #[arg(long, default_value = "")]
-        black: String,
-        /// Event.
-        #[arg(long, default_value = "")]
-        event: String,
-        /// Round.
-        #[arg(long, default_value = "")]
-        round: String,
-        /// Board number.
-        #[arg(long, default_value_t = 0)]
-        board: u32,
-        /// Start position (FEN).
-        #[arg(long)]
-        fen: Option<String>,
-        /// Claims wait for an arbiter's ruling.
-        #[arg(long)]
-        claims_need_arbiter: bool,
-    },
+    /// Create a game with its settings; prints the game (`game ID …` first).
+    Create(Box<CreateArgs>),
     /// Start the clocks.
     Start {
         /// Game id.
         id: String,
+        /// Refused unless this is the game's last seq (0: no check).
+        #[arg(long, default_value_t = 0)]
+        expected_seq: u64,
     },
-    /// Show a game.
+    /// Show a game with its score sheet.
     Show {
         /// Game id.
         id: String,
@@ -114,6 +292,9 @@ pub enum GameAction {
         /// Round.
         #[arg(long, default_value = "")]
         round: String,
+        /// Only games not finished.
+        #[arg(long)]
+        unfinished: bool,
     },
     /// Play a move (and press the clock).
     Move {
@@ -124,6 +305,12 @@ pub enum GameAction {
         /// The side (default: your token's side, or the side to move).
         #[arg(long, value_enum)]
         side: Option<SideArg>,
+        /// Offer a draw with the move, before the press (RU 1.9.3).
+        #[arg(long)]
+        offer_draw: bool,
+        /// Refused unless this is the game's last seq (0: no check).
+        #[arg(long, default_value_t = 0)]
+        expected_seq: u64,
     },
     /// Offer a draw.
     Offer {
@@ -143,13 +330,16 @@ pub enum GameAction {
         #[arg(long, value_enum)]
         side: Option<SideArg>,
     },
-    /// Claim a draw by repetition (RU 1.9.2).
+    /// Claim a draw by repetition (RU 1.9.2) or by a move-count rule.
     Claim {
         /// Game id.
         id: String,
         /// The move written on the scoresheet, not played.
         #[arg(long)]
         written: Option<String>,
+        /// Claim a move-count draw instead of a repetition.
+        #[arg(long)]
+        move_count: bool,
         /// The side.
         #[arg(long, value_enum)]
         side: Option<SideArg>,
@@ -162,7 +352,7 @@ pub enum GameAction {
         #[arg(long, value_enum)]
         side: Option<SideArg>,
     },
-    /// Follow a game's events (Ctrl-C to stop).
+    /// Follow a game's events (Ctrl-C to stop; ends after the game's last event).
     Watch {
         /// Game id.
         id: String,
@@ -177,7 +367,7 @@ pub enum GameAction {
     },
 }
 
-fn request<T>(token: &Option<String>, msg: T) -> Request<T> {
+pub(super) fn request<T>(token: &Option<String>, msg: T) -> Request<T> {
     let mut r = Request::new(msg);
     if let Some(t) = token
         && let Ok(v) = MetadataValue::try_from(format!("Bearer {t}"))
@@ -185,20 +375,6 @@ fn request<T>(token: &Option<String>, msg: T) -> Request<T> {
         r.metadata_mut().insert("authorization", v);
     }
     r
-}
-
-/// One line for an event.
-pub fn describe(e: &pb::GameEvent) -> String {
-    let kind = e.kind.as_ref().map_or("?".to_string(), |k| {
-        let s = format!("{k:?}");
-        s.chars().take(140).collect()
-    });
-    let rule = if e.rule.is_empty() {
-        String::new()
-    } else {
-        format!(" [{}]", e.rule)
-    };
-    format!("#{} {kind}{rule}", e.seq)
 }
 
 fn show(g: &pb::Game) -> String {
@@ -216,21 +392,111 @@ fn show(g: &pb::Game) -> String {
     } else {
         notations.join(" ")
     };
-    format!(
-        "game {} ({}) {}\n  fen {}\n  clocks white {} ms, black {} ms; to move {}\n  moves {}\n  result {} {} {}\n  last seq {}",
+    let mut out = format!(
+        "game {} ({}) {}\n  fen {}\n  clocks white {}, black {}; to move {}\n  moves {}\n  result {} {} {}\n  last seq {}",
         g.id,
         pb::Variant::try_from(g.variant).map_or("?", |v| v.as_str_name()),
         status,
         g.fen,
-        g.white_clock_ms,
-        g.black_clock_ms,
+        clock_time(g.white_clock_ms),
+        clock_time(g.black_clock_ms),
         pb::Side::try_from(g.side_to_move).map_or("?", |s| s.as_str_name()),
         moves,
         result,
         pb::ResultReason::try_from(g.result_reason).map_or("?", |s| s.as_str_name()),
         g.rule,
         g.last_seq
-    )
+    );
+    let side = |s: i32| pb::Side::try_from(s).map_or("?", |s| s.as_str_name());
+    if let Some(o) = &g.pending_draw_offer {
+        out.push_str(&format!(
+            "\n  pending draw offer #{} by {}",
+            o.seq,
+            side(o.side)
+        ));
+    }
+    if let Some(c) = &g.pending_claim {
+        out.push_str(&format!("\n  pending claim #{} by {}", c.seq, side(c.side)));
+    }
+    for i in &g.pending_irregularities {
+        out.push_str(&format!(
+            "\n  pending irregularity #{} by {} ({})",
+            i.seq,
+            side(i.side),
+            pb::IrregularityKind::try_from(i.kind).map_or("?", |k| k.as_str_name())
+        ));
+    }
+    for w in &g.warnings {
+        let rule = if w.rule.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", w.rule)
+        };
+        out.push_str(&format!(
+            "\n  warning #{} {}: {}{rule}",
+            w.seq,
+            side(w.side),
+            w.reason
+        ));
+    }
+    out
+}
+
+/// The gRPC code's canonical name (`FAILED_PRECONDITION`).
+fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code as C;
+    match code {
+        C::Ok => "OK",
+        C::Cancelled => "CANCELLED",
+        C::Unknown => "UNKNOWN",
+        C::InvalidArgument => "INVALID_ARGUMENT",
+        C::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        C::NotFound => "NOT_FOUND",
+        C::AlreadyExists => "ALREADY_EXISTS",
+        C::PermissionDenied => "PERMISSION_DENIED",
+        C::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        C::FailedPrecondition => "FAILED_PRECONDITION",
+        C::Aborted => "ABORTED",
+        C::OutOfRange => "OUT_OF_RANGE",
+        C::Unimplemented => "UNIMPLEMENTED",
+        C::Internal => "INTERNAL",
+        C::Unavailable => "UNAVAILABLE",
+        C::DataLoss => "DATA_LOSS",
+        C::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// A server's refusal as the client prints it: `FAILED_PRECONDITION: … (RU 1.4.1)`.
+pub(super) fn status_text(s: &tonic::Status) -> String {
+    format!("{}: {}", code_name(s.code()), s.message())
+}
+
+/// Prints a command's answer: its events, one line each, then the game.
+pub(super) fn print_reply(json: bool, game: Option<&pb::Game>, events: &[pb::GameEvent]) {
+    for e in events {
+        print_event(json, e);
+    }
+    if let Some(g) = game {
+        print_game(json, g);
+    }
+}
+
+/// Prints one event; false when stdout is closed.
+pub(super) fn print_event(json: bool, e: &pb::GameEvent) -> bool {
+    let line = if json {
+        event_json(e).to_string()
+    } else {
+        describe(e)
+    };
+    writeln!(std::io::stdout(), "{line}").is_ok()
+}
+
+pub(super) fn print_game(json: bool, g: &pb::Game) {
+    if json {
+        outln!("{}", serde_json::json!({ "game": game_json(g) }));
+    } else {
+        outln!("{}", show(g));
+    }
 }
 
 /// Connects to `server`; over TLS for `https://`, trusting `tls.ca_cert` (or the system's
@@ -259,7 +525,18 @@ pub async fn channel(server: &str, tls: &ClientTls<'_>) -> Result<Channel, Strin
         .map_err(|e| format!("cannot reach {server}: {}", error_chain(&e)))
 }
 
-pub(super) fn run_client(args: &ClientArgs) -> ExitCode {
+/// Connects as the options say.
+pub(super) async fn connect(c: &Connection) -> Result<Channel, String> {
+    let tls = ClientTls {
+        ca_cert: c.ca_cert.as_deref(),
+        cert: c.client_cert.as_deref(),
+        key: c.client_key.as_deref(),
+    };
+    channel(&c.server, &tls).await
+}
+
+/// Runs a client future on a runtime of its own: exit 0, or 1 with `error: …` on stderr.
+pub(super) fn block_on<F: std::future::Future<Output = Result<(), String>>>(f: F) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -270,7 +547,7 @@ pub(super) fn run_client(args: &ClientArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(client(args)) {
+    match runtime.block_on(f) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
@@ -279,74 +556,35 @@ pub(super) fn run_client(args: &ClientArgs) -> ExitCode {
     }
 }
 
+pub(super) fn run_client(args: &ClientArgs) -> ExitCode {
+    block_on(client(args))
+}
+
 async fn client(args: &ClientArgs) -> Result<(), String> {
-    let tls = ClientTls {
-        ca_cert: args.ca_cert.as_deref(),
-        cert: args.client_cert.as_deref(),
-        key: args.client_key.as_deref(),
-    };
-    let ch = channel(&args.server, &tls).await?;
+    let ch = connect(&args.connection).await?;
     let mut games = GameServiceClient::new(ch.clone());
-    let t = &args.token;
-    let st = |s: tonic::Status| format!("{:?}: {}", s.code(), s.message());
+    let t = &args.connection.token;
+    let json = args.connection.json;
+    let st = |s: tonic::Status| status_text(&s);
     let print = |g: Option<pb::Game>, events: Vec<pb::GameEvent>| {
-        for e in &events {
-            outln!("{}", describe(e));
-        }
-        if let Some(g) = g {
-            outln!("{}", show(&g));
-        }
+        print_reply(json, g.as_ref(), &events);
     };
     match &args.action {
-        GameAction::Create {
-            variant,
-            time_control,
-            white,
-            black,
-            event,
-            round,
-            board,
-            fen,
-            claims_need_arbiter,
-        } => {
-            let v =
-                pb::Variant::from_str_name(&format!("VARIANT_{}", variant.to_ascii_uppercase()))
-                    .ok_or(format!("unknown variant '{variant}'"))?;
-            let req = pb::CreateGameRequest {
-                variant: v as i32,
-                time_control: time_control.clone(),
-                white: Some(pb::Player {
-                    name: white.clone(),
-                    ..Default::default()
-                }),
-                black: Some(pb::Player {
-                    name: black.clone(),
-                    ..Default::default()
-                }),
-                event: event.clone(),
-                round: round.clone(),
-                board: *board,
-                start_fen: fen.clone().unwrap_or_default(),
-                settings: Some(pb::GameSettings {
-                    claims_need_arbiter: *claims_need_arbiter,
-                    ..Default::default()
-                }),
-                game_id: String::new(),
-            };
+        GameAction::Create(c) => {
             let g = games
-                .create_game(request(t, req))
+                .create_game(request(t, c.request()?))
                 .await
                 .map_err(st)?
                 .into_inner();
-            outln!("{}", show(&g));
+            print_game(json, &g);
         }
-        GameAction::Start { id } => {
+        GameAction::Start { id, expected_seq } => {
             let r = games
                 .start_game(request(
                     t,
                     pb::StartGameRequest {
                         game_id: id.clone(),
-                        expected_seq: 0,
+                        expected_seq: *expected_seq,
                     },
                 ))
                 .await
@@ -365,16 +603,20 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
                 .await
                 .map_err(st)?
                 .into_inner();
-            outln!("{}", show(&g));
+            print_game(json, &g);
         }
-        GameAction::List { event, round } => {
+        GameAction::List {
+            event,
+            round,
+            unfinished,
+        } => {
             let r = games
                 .list_games(request(
                     t,
                     pb::ListGamesRequest {
                         event: event.clone(),
                         round: round.clone(),
-                        unfinished_only: false,
+                        unfinished_only: *unfinished,
                         include_moves: false,
                     },
                 ))
@@ -382,6 +624,10 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
                 .map_err(st)?
                 .into_inner();
             for g in r.games {
+                if json {
+                    print_game(true, &g);
+                    continue;
+                }
                 outln!(
                     "{}\t{}\t{}\t{}\t{}",
                     g.id,
@@ -392,15 +638,22 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
                 );
             }
         }
-        GameAction::Move { id, mv, side: s } => {
+        GameAction::Move {
+            id,
+            mv,
+            side: s,
+            offer_draw,
+            expected_seq,
+        } => {
             let r = games
                 .submit_move(request(
                     t,
                     pb::SubmitMoveRequest {
                         game_id: id.clone(),
                         r#move: mv.clone(),
-                        expected_seq: 0,
+                        expected_seq: *expected_seq,
                         side: side(*s),
+                        offer_draw: *offer_draw,
                     },
                 ))
                 .await
@@ -452,8 +705,14 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
         GameAction::Claim {
             id,
             written,
+            move_count,
             side: s,
         } => {
+            let kind = if *move_count {
+                pb::DrawClaimKind::MoveCount
+            } else {
+                pb::DrawClaimKind::Repetition
+            };
             let r = games
                 .claim_draw(request(
                     t,
@@ -461,7 +720,7 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
                         game_id: id.clone(),
                         side: side(*s),
                         written_move: written.clone().unwrap_or_default(),
-                        kind: pb::DrawClaimKind::Repetition as i32,
+                        kind: kind as i32,
                         expected_seq: 0,
                     },
                 ))
@@ -498,10 +757,9 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
                 .await
                 .map_err(st)?
                 .into_inner();
-            let mut out = std::io::stdout();
             while let Some(e) = stream.next().await {
                 // A closed pipe (`| head`) ends the watch quietly.
-                if writeln!(out, "{}", describe(&e.map_err(st)?)).is_err() {
+                if !print_event(json, &e.map_err(st)?) {
                     break;
                 }
             }

@@ -1,8 +1,10 @@
 //! The command line: `perft`, `moves`, `replay` over the rules core; `serve`; the
-//! `game` client subcommands; and `bench`, the service's figures.
+//! `game` and `arbiter` client subcommands; and `bench`, the service's figures.
 
+mod arbiter;
 mod bench;
 mod client;
+mod events;
 mod moves;
 mod perft;
 mod replay;
@@ -12,8 +14,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use arbiter::{ArbiterAction, ArbiterArgs};
 pub use bench::{BenchArgs, BenchPart, BenchStore};
-pub use client::{ClientArgs, GameAction, channel, describe};
+pub use client::{ClientArgs, Connection, CreateArgs, GameAction, channel};
+pub use events::{clock_time, describe, event_json, game_json};
 pub use moves::MovesArgs;
 pub use perft::PerftArgs;
 pub use replay::ReplayArgs;
@@ -41,6 +45,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Talk to a running service: create, play, offer, claim, watch.
     Game(ClientArgs),
+    /// The arbiter's powers over a running service: pause, resume, adjust a clock, warn,
+    /// declare a result, rule on a claim or an irregularity, set the position, press.
+    Arbiter(ArbiterArgs),
     /// Measure the service: SubmitMove throughput and latency, the SQLite baseline,
     /// memory per game, the transport anchor, fan-out to watchers, an open-loop load,
     /// CPU per move by game length, flag precision.
@@ -55,6 +62,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Replay(args) => replay::run(&args),
         Command::Serve(args) => serve::run_serve(&args),
         Command::Game(args) => client::run_client(&args),
+        Command::Arbiter(args) => arbiter::run_arbiter(&args),
         Command::Bench(args) => bench::run(&args),
     }
 }

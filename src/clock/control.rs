@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Millis;
 use super::error::{ClockError, ControlError, ParseError};
+pub use super::limits::{
+    MAX_ALLOWANCE, MAX_BONUS, MAX_MOVE_LIMIT, MAX_MOVES, MAX_PERIOD_TIME, MAX_PERIODS,
+};
 
 /// Milliseconds in an hour.
 pub(crate) const HOUR: Millis = 3_600_000;
@@ -106,7 +109,7 @@ pub struct Options {
 /// ```
 /// use draughts_arbiter::clock::TimeControl;
 ///
-/// let tc: TimeControl = "2h/50,1h/25,15m+30s".parse().expect("valid");
+/// let tc: TimeControl = "2h/50 then 1h/25 then 15min+30s".parse().expect("valid");
 /// assert_eq!(tc.periods().len(), 3);
 /// assert_eq!(tc.to_string(), "2h/50,1h/25,15m+30s");
 /// assert_eq!(tc.pdn().expect("expressible").to_string(), "50/7200:25/3600:900+30");
@@ -123,9 +126,13 @@ impl TimeControl {
     ///
     /// # Errors
     ///
-    /// [`ClockError::Control`] if there is no period, a period before the last has no
-    /// move count, a move count is zero, DGT mode has a final period with a move count,
-    /// or the move limit is zero.
+    /// [`ClockError::Control`] if there is no period or more than [`MAX_PERIODS`], a
+    /// period before the last has no move count, a move count is zero or above
+    /// [`MAX_MOVES`], a period's time is zero (without a delay, or an increment that
+    /// gives time before the flag can fall) or above [`MAX_PERIOD_TIME`], an increment
+    /// or delay is above [`MAX_BONUS`], DGT mode has a final period with a move count, or
+    /// the move limit is zero or above [`MAX_MOVE_LIMIT`] (its allowance above
+    /// [`MAX_ALLOWANCE`]).
     pub fn new(periods: Vec<Period>, options: Options) -> Result<TimeControl, ClockError> {
         Ok(TimeControl::checked(periods, options)?)
     }
@@ -135,27 +142,90 @@ impl TimeControl {
         periods: Vec<Period>,
         options: Options,
     ) -> Result<TimeControl, ControlError> {
+        TimeControl::checked_as(periods, options, true)
+    }
+
+    /// The checks of [`TimeControl::new`]; with `limits` false only those a recorded
+    /// control always passed (a log written before the limits existed must replay).
+    pub(crate) fn checked_as(
+        periods: Vec<Period>,
+        options: Options,
+        limits: bool,
+    ) -> Result<TimeControl, ControlError> {
         let last = periods
             .len()
             .checked_sub(1)
             .ok_or(ControlError::NoPeriods)?;
+        if !limits {
+            for (i, p) in periods.iter().enumerate() {
+                match p.moves {
+                    Some(0) => return Err(ControlError::ZeroMoveCount { period: i + 1 }),
+                    None if i < last => {
+                        return Err(ControlError::MissingMoveCount { period: i + 1 });
+                    }
+                    _ => {}
+                }
+            }
+            if options.period_on_flag && periods.get(last).is_some_and(|p| p.moves.is_some()) {
+                return Err(ControlError::DgtNeedsSuddenDeath);
+            }
+            if options.move_limit.is_some_and(|m| m.limit == 0) {
+                return Err(ControlError::ZeroMoveLimit);
+            }
+            return Ok(TimeControl { periods, options });
+        }
+        if periods.len() > MAX_PERIODS {
+            return Err(ControlError::TooManyPeriods);
+        }
         for (i, p) in periods.iter().enumerate() {
+            let period = i + 1;
             match p.moves {
-                Some(0) => return Err(ControlError::ZeroMoveCount { period: i + 1 }),
-                None if i < last => return Err(ControlError::MissingMoveCount { period: i + 1 }),
+                Some(0) => return Err(ControlError::ZeroMoveCount { period }),
+                Some(n) if n > MAX_MOVES => return Err(ControlError::TooManyMoves { period }),
+                None if i < last => return Err(ControlError::MissingMoveCount { period }),
+                _ => {}
+            }
+            // A period may give no time of its own only if its bonus gives time before
+            // the flag can fall: a simple delay, or an increment (or Bronstein delay)
+            // after the first period's time was given, or an increment at start.
+            let bonus_gives_time = match p.bonus {
+                Bonus::Delay(t) => t > 0,
+                Bonus::Increment(t) => t > 0 && (i > 0 || options.increment_at_start),
+                Bonus::Bronstein(t) => t > 0 && i > 0,
+                Bonus::None => false,
+            };
+            if p.time == 0 && !bonus_gives_time {
+                return Err(ControlError::ZeroTime { period });
+            }
+            if p.time > MAX_PERIOD_TIME {
+                return Err(ControlError::TimeTooLong { period });
+            }
+            match p.bonus {
+                Bonus::Increment(t) | Bonus::Delay(t) | Bonus::Bronstein(t) if t > MAX_BONUS => {
+                    return Err(ControlError::BonusTooLarge { period });
+                }
                 _ => {}
             }
         }
         if options.period_on_flag && periods.get(last).is_some_and(|p| p.moves.is_some()) {
             return Err(ControlError::DgtNeedsSuddenDeath);
         }
-        if options.move_limit.is_some_and(|m| m.limit == 0) {
-            return Err(ControlError::ZeroMoveLimit);
+        if let Some(m) = options.move_limit {
+            if m.limit == 0 {
+                return Err(ControlError::ZeroMoveLimit);
+            }
+            if m.limit > MAX_MOVE_LIMIT {
+                return Err(ControlError::MoveLimitTooLong);
+            }
+            if m.allowance > MAX_ALLOWANCE {
+                return Err(ControlError::AllowanceTooLong);
+            }
         }
         Ok(TimeControl { periods, options })
     }
 
-    /// Sudden death: `time` for the whole game.
+    /// Sudden death: `time` for the whole game. Not checked against the limits of
+    /// [`TimeControl::new`] (for code that knows its values; parsing is checked).
     #[must_use]
     pub fn sudden_death(time: Millis) -> TimeControl {
         TimeControl {
@@ -164,7 +234,8 @@ impl TimeControl {
         }
     }
 
-    /// `time` for the game plus a Fischer `increment` after each move.
+    /// `time` for the game plus a Fischer `increment` after each move. Not checked
+    /// against the limits of [`TimeControl::new`], as [`TimeControl::sudden_death`].
     #[must_use]
     pub fn fischer(time: Millis, increment: Millis) -> TimeControl {
         TimeControl {
@@ -260,11 +331,13 @@ impl From<TimeControl> for String {
     }
 }
 
+/// How a control is read back from a log (serde): the limits on new controls are not
+/// applied, so a game recorded before they existed (or under other limits) replays.
 impl TryFrom<String> for TimeControl {
     type Error = ParseError;
 
     fn try_from(s: String) -> Result<TimeControl, ParseError> {
-        s.parse()
+        super::parse::control_as(&s, false, false)
     }
 }
 

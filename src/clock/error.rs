@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use super::limits::{MAX_MOVES, MAX_PERIODS};
 use super::{Flag, FlagCause, Millis, Side};
 
 /// Why a clock operation (or a conversion of a time control) was refused.
@@ -119,6 +120,33 @@ pub enum ControlError {
     DgtNeedsSuddenDeath,
     /// An English "Time!" rule with a zero per-move limit.
     ZeroMoveLimit,
+    /// More periods than [`MAX_PERIODS`](super::MAX_PERIODS).
+    TooManyPeriods,
+    /// A period whose time is zero and whose bonus gives no time before the flag
+    /// could fall.
+    ZeroTime {
+        /// The period, from 1.
+        period: usize,
+    },
+    /// A period whose time is above [`MAX_PERIOD_TIME`](super::MAX_PERIOD_TIME).
+    TimeTooLong {
+        /// The period, from 1.
+        period: usize,
+    },
+    /// A period whose move count is above [`MAX_MOVES`](super::MAX_MOVES).
+    TooManyMoves {
+        /// The period, from 1.
+        period: usize,
+    },
+    /// An increment or delay above [`MAX_BONUS`](super::MAX_BONUS).
+    BonusTooLarge {
+        /// The period, from 1.
+        period: usize,
+    },
+    /// A "Time!" limit above [`MAX_MOVE_LIMIT`](super::MAX_MOVE_LIMIT).
+    MoveLimitTooLong,
+    /// A "Time!" allowance above [`MAX_ALLOWANCE`](super::MAX_ALLOWANCE).
+    AllowanceTooLong,
 }
 
 impl fmt::Display for ControlError {
@@ -134,7 +162,32 @@ impl fmt::Display for ControlError {
             ControlError::DgtNeedsSuddenDeath => {
                 f.write_str("dgt mode needs a final period without a move count")
             }
-            ControlError::ZeroMoveLimit => f.write_str("move limit must be positive"),
+            ControlError::ZeroMoveLimit => {
+                f.write_str("the move limit must be more than 0 and at most 24h")
+            }
+            ControlError::TooManyPeriods => write!(f, "at most {MAX_PERIODS} periods"),
+            ControlError::ZeroTime { period } => write!(
+                f,
+                "period {period} gives no time: a period's time must be more than 0 and at most 168h (7 days), or 0 with a delay (0s d5s), with an increment in a later period (2h/40 then 0s+30s) or with inc-at-start"
+            ),
+            ControlError::TimeTooLong { period } => write!(
+                f,
+                "period {period}'s time is too long: at most 168h (7 days)"
+            ),
+            ControlError::TooManyMoves { period } => write!(
+                f,
+                "period {period}'s move count is too large: from 1 to {MAX_MOVES} moves"
+            ),
+            ControlError::BonusTooLarge { period } => write!(
+                f,
+                "period {period}'s increment or delay is too long: at most 1h"
+            ),
+            ControlError::MoveLimitTooLong => {
+                f.write_str("the move limit is too long: more than 0 and at most 24h")
+            }
+            ControlError::AllowanceTooLong => {
+                f.write_str("the allowance after the move limit is too long: at most 1h")
+            }
         }
     }
 }
@@ -155,50 +208,48 @@ pub struct ParseError {
 pub enum ParseErrorKind {
     /// Nothing but whitespace.
     Empty,
-    /// A number was expected here.
-    ExpectedNumber,
-    /// A move count was expected after `/`.
-    ExpectedMoveCount,
-    /// In a compound duration, a number without its unit (`1h30`).
-    ExpectedUnit,
-    /// A number does not fit (or its milliseconds do not fit in 64 bits).
-    NumberTooLarge,
+    /// Something else was expected here: `what` says what (with an example), `found`
+    /// is the character found, `None` at the end of the input.
+    Expected {
+        /// What was expected, e.g. "an increment after '+', e.g. 5m+3s".
+        what: &'static str,
+        /// What was there instead (`None`: the end).
+        found: Option<char>,
+    },
     /// In a compound duration the units must decrease (`1h30m`, not `30m1h`).
     UnitsOutOfOrder,
-    /// A character that cannot appear here.
-    Unexpected(char),
-    /// The input ends where more was expected.
-    UnexpectedEnd,
-    /// An option after `;` that is not `inc-at-start`, `dgt` or `move-limit`.
-    UnknownOption,
+    /// A move count written with a unit (`2h/50m`).
+    MoveCountWithUnit,
     /// The same option twice.
     DuplicateOption,
     /// A unit in a PDN tag, which counts plain seconds.
     UnitInPdn,
     /// A PDN sandclock field (`*60`), which the clock does not implement.
     Sandclock,
-    /// The syntax is fine but the time control breaks a rule.
+    /// The syntax is fine but the time control breaks a rule or a limit.
     Control(ControlError),
 }
 
 impl fmt::Display for ParseErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ParseErrorKind::Empty => f.write_str("empty time control"),
-            ParseErrorKind::ExpectedNumber => f.write_str("expected a number"),
-            ParseErrorKind::ExpectedMoveCount => f.write_str("expected a move count"),
-            ParseErrorKind::ExpectedUnit => f.write_str("expected a unit (h, m, s or ms)"),
-            ParseErrorKind::NumberTooLarge => f.write_str("number too large"),
+            ParseErrorKind::Empty => f.write_str(
+                "empty time control: expected e.g. 5m+3s, 90m/40+30s then 30m+30s, or 40/7200:3600",
+            ),
+            ParseErrorKind::Expected { what, found } => match found {
+                Some(c) => write!(f, "expected {what}, found {c:?}"),
+                None => write!(f, "expected {what}, found the end"),
+            },
             ParseErrorKind::UnitsOutOfOrder => {
-                f.write_str("units must go down from h to m to s to ms")
+                f.write_str("units must go down from h to min (m) to s to ms, e.g. 1h30m")
             }
-            ParseErrorKind::Unexpected(c) => write!(f, "unexpected {c:?}"),
-            ParseErrorKind::UnexpectedEnd => f.write_str("unexpected end"),
-            ParseErrorKind::UnknownOption => {
-                f.write_str("unknown option (expected inc-at-start, dgt or move-limit)")
-            }
+            ParseErrorKind::MoveCountWithUnit => f.write_str(
+                "a move count takes no unit: 2h/50 is 2 hours for 50 moves",
+            ),
             ParseErrorKind::DuplicateOption => f.write_str("option given twice"),
-            ParseErrorKind::UnitInPdn => f.write_str("pdn tag counts plain seconds, no unit"),
+            ParseErrorKind::UnitInPdn => f.write_str(
+                "a pdn tag counts plain seconds: expected a digit, '/', '+', ':' or the end, not a unit",
+            ),
             ParseErrorKind::Sandclock => f.write_str("sandclock (*) is not supported"),
             ParseErrorKind::Control(e) => e.fmt(f),
         }
@@ -207,7 +258,7 @@ impl fmt::Display for ParseErrorKind {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}", self.kind, self.position)
+        write!(f, "at byte {}: {}", self.position, self.kind)
     }
 }
 

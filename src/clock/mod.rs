@@ -16,13 +16,14 @@
 //! ## Friendly syntax (`Display` / `FromStr` of [`TimeControl`])
 //!
 //! ```text
-//! control  = period { "," period } { ";" option }
+//! control  = period { sep period } { ";" option }
+//! sep      = "then" | "," | ":"                      all three separate periods
 //! period   = duration [ "/" moves ] [ bonus ]        friendly order: time/moves
 //!          | moves "/" duration [ bonus ]            PDN order: moves/seconds
 //! bonus    = "+" duration                            Fischer increment
 //!          | "d" duration                            simple (US) delay
 //!          | "b" duration                            Bronstein delay
-//! duration = number unit { number unit }             units h, m, s, ms, decreasing
+//! duration = number unit { number unit }             units h, min (or m), s, ms, decreasing
 //!          | number                                  a bare number is seconds
 //! option   = "inc-at-start"                          increment also before move 1
 //!          | "dgt"                                   next period added on flag
@@ -34,7 +35,18 @@
 //! duration with a unit comes first in the friendly order (`2h/50`), a bare number first
 //! is a move count as in PDN (`40/7200`). Only the last period may lack a move count; a
 //! last period with one repeats (`2h/40,1h/20` gives another hour every 20 moves).
-//! `Display` writes each duration in the largest unit that divides it.
+//! `Display` writes each duration in the largest unit that divides it, with `,` between
+//! periods (`2h/50 then 1h/25 then 15min+30s` prints `2h/50,1h/25,15m+30s`).
+//!
+//! Limits ([`TimeControl::new`] and the parser; the `MAX_*` constants): a period's time
+//! at most 168h (7 days) and more than 0, except 0 with a simple delay (`0s d5s`), with
+//! an increment or Bronstein delay in a later period (`2h/40 then 0s+30s`) or with an
+//! increment and `inc-at-start`; a move count from 1 to 1000; an increment or delay at
+//! most 1h; at most 16 periods; a move limit more than 0 and at most 24h, its allowance
+//! at most 1h. `0`, `0m` and `99999999999h` are refused, saying what is allowed.
+//!
+//! Errors: [`ParseError`] prints `at byte N: expected …, found …` (e.g. `5m+` gives
+//! `at byte 3: expected an increment after '+', e.g. 5m+3s, found the end`).
 //!
 //! | written                      | meaning                                                     |
 //! |------------------------------|-------------------------------------------------------------|
@@ -45,7 +57,8 @@
 //! | `30m+30s; inc-at-start`      | as above, and 30 s added to both clocks at start            |
 //! | `90m d30s`                   | 90 minutes, simple delay of 30 s per move                   |
 //! | `90m b30s`                   | 90 minutes, Bronstein delay of 30 s per move                |
-//! | `2h/50,1h/25,15m+30s`        | 2 h for 50 moves, 1 h for the next 25, then 15 min + 30 s   |
+//! | `2h/50 then 1h/25 then 15min+30s` | 2 h for 50 moves, 1 h for the next 25, then 15 min + 30 s |
+//! | `2h/50,1h/25,15m+30s`        | the same, as `Display` prints it                            |
 //! | `90m/40+30s,30m+30s; dgt`    | FIDE-style, second period added when the first runs out     |
 //! | `24h; move-limit 5m+1m`      | English "Time!" rule: warned after 5 min, 1 min more        |
 //! | `1h30m`, `1500ms`            | compound and millisecond durations (printed `90m`, `1500ms`)|
@@ -122,12 +135,16 @@
 mod control;
 mod error;
 mod flag;
+mod limits;
 mod op;
 mod parse;
 mod side;
 mod state;
 
-pub use control::{Bonus, MoveLimit, Options, Pdn, PdnTimeControl, Period, TimeControl};
+pub use control::{
+    Bonus, MAX_ALLOWANCE, MAX_BONUS, MAX_MOVE_LIMIT, MAX_MOVES, MAX_PERIOD_TIME, MAX_PERIODS,
+    MoveLimit, Options, Pdn, PdnTimeControl, Period, TimeControl,
+};
 pub use error::{ClockError, ControlError, ParseError, ParseErrorKind};
 pub use flag::{Flag, FlagCause};
 pub use op::{ClockEvent, ClockOp};

@@ -30,6 +30,7 @@ pub(super) async fn capture(cycle: &Arc<Vec<String>>) -> Result<pb::SubmitMoveRe
             r#move: cycle[game.ply % cycle.len()].clone(),
             expected_seq: game.seq,
             side: 0,
+            offer_draw: false,
         };
         game.client
             .submit_move(request)

@@ -175,6 +175,7 @@ impl Game {
             r#move: cycle[self.ply % cycle.len()].clone(),
             expected_seq: self.seq,
             side: 0,
+            offer_draw: false,
         };
         let reply = self
             .client

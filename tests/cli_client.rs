@@ -1,0 +1,453 @@
+//! The `game` and `arbiter` command lines against a real server (in-process, on
+//! 127.0.0.1:0, with an arbiter's token): each command is the built binary, run as a
+//! subprocess, and its output lines are read back: events in words (seq, time, actor,
+//! what happened, clocks, rule), `--json` lines, and server refusals as `error: CODE:
+//! message` with a non-zero exit.
+
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::time::Duration;
+
+use draughts_arbiter::api::auth::{Role, TokenConfig};
+use draughts_arbiter::server::config::{Config, FileConfig};
+use draughts_arbiter::server::run::run;
+use draughts_arbiter::store::MemoryStore;
+use serde_json::Value;
+
+const TOKEN: &str = "arb-token";
+
+/// A server on its own runtime thread; dropped with the test process.
+fn start_server() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let addr = listener.local_addr().expect("addr");
+            let file = FileConfig {
+                tokens: vec![TokenConfig {
+                    token: TOKEN.into(),
+                    role: Role::Arbiter { event: None },
+                }],
+                ..FileConfig::default()
+            };
+            let config =
+                Config::resolve(file, Some(addr), None, true, None, None, false).expect("config");
+            tx.send(format!("http://{addr}")).expect("send the address");
+            let store = Arc::new(MemoryStore::new());
+            run(&config, store, listener, std::future::pending::<()>())
+                .await
+                .expect("server runs");
+        });
+    });
+    let url = rx.recv().expect("the server's address");
+    // Wait until it answers.
+    for _ in 0..100 {
+        if cli_raw(&url, Some(TOKEN), &["game", "list"])
+            .status
+            .success()
+        {
+            return url;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    panic!("server did not come up");
+}
+
+fn cli_raw(url: &str, token: Option<&str>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_draughts-arbiter"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("ARBITER_") {
+            cmd.env_remove(&key);
+        }
+    }
+    // The connection flags belong to `game` / `arbiter`, before the action.
+    let (group, rest) = args.split_first().expect("a subcommand");
+    cmd.arg(group).arg("--server").arg(url);
+    if let Some(t) = token {
+        cmd.arg("--token").arg(t);
+    }
+    cmd.args(rest).output().expect("run the binary")
+}
+
+/// Runs a command that must succeed; its stdout lines.
+fn ok(url: &str, args: &[&str]) -> Vec<String> {
+    let out = cli_raw(url, Some(TOKEN), args);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {stderr}\nstdout: {stdout}"
+    );
+    stdout.lines().map(str::to_string).collect()
+}
+
+/// Runs a command that must fail; its stderr.
+fn fails(url: &str, token: Option<&str>, args: &[&str]) -> String {
+    let out = cli_raw(url, token, args);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert_eq!(out.status.code(), Some(1), "{args:?}");
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// The one event line containing `needle`, checked for the `#seq time actor:` prefix.
+fn event_line<'a>(lines: &'a [String], needle: &str) -> &'a str {
+    let hits: Vec<&String> = lines.iter().filter(|l| l.contains(needle)).collect();
+    assert_eq!(hits.len(), 1, "one line with {needle:?} in {lines:#?}");
+    let line = hits[0].as_str();
+    let mut words = line.split(' ');
+    let seq = words.next().expect("seq");
+    assert!(
+        seq.starts_with('#') && seq[1..].parse::<u64>().is_ok(),
+        "{line}"
+    );
+    let time = words.next().expect("time");
+    assert!(
+        time.len() == 24 && time.ends_with('Z') && time.contains('T'),
+        "RFC 3339 time in {line}"
+    );
+    line
+}
+
+fn json_lines(lines: &[String]) -> Vec<Value> {
+    lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+#[test]
+fn the_game_and_arbiter_command_lines_against_a_server() {
+    let url = start_server();
+    let url = url.as_str();
+
+    // Create with settings and an id; the friendly time control of the proto comment.
+    let created = ok(
+        url,
+        &[
+            "game",
+            "create",
+            "--id",
+            "cli-1",
+            "--time-control",
+            "5m+3s",
+            "--white",
+            "Ann",
+            "--white-rating",
+            "2100",
+            "--black",
+            "Bob",
+            "--black-federation",
+            "NED",
+            "--event",
+            "Open",
+            "--round",
+            "1",
+            "--board",
+            "2",
+            "--claims-need-arbiter",
+            "--min-move-for-draw-offer",
+            "1",
+            "--repetition",
+            "claim",
+            "--move-count-draws",
+            "referred",
+            "--rule-edition",
+            "classic",
+            "--touch-immovable-penalty",
+            "off",
+        ],
+    );
+    assert_eq!(
+        created[0],
+        "game cli-1 (VARIANT_RUSSIAN) GAME_STATUS_CREATED"
+    );
+    let shown = json_lines(&ok(url, &["game", "--json", "show", "cli-1"]));
+    let g = &shown[0]["game"];
+    assert_eq!(g["id"], "cli-1");
+    assert_eq!(g["time_control"], "5m+3s");
+    assert_eq!(g["white"]["rating"], 2100);
+    assert_eq!(g["black"]["federation"], "NED");
+    assert_eq!(g["board"], 2);
+    assert_eq!(g["settings"]["claims_need_arbiter"], true);
+    assert_eq!(
+        g["settings"]["move_count_draws"],
+        "MOVE_COUNT_DRAWS_REFERRED_TO_ARBITER"
+    );
+    assert_eq!(g["settings"]["touch_immovable_penalty"], false);
+    let long = ok(
+        url,
+        &[
+            "game",
+            "create",
+            "--id",
+            "cli-long",
+            "--time-control",
+            "2h/50 then 1h/25 then 15min+30s",
+        ],
+    );
+    assert_eq!(
+        long[0],
+        "game cli-long (VARIANT_RUSSIAN) GAME_STATUS_CREATED"
+    );
+
+    // Refusals: the gRPC code and message, exit code 1.
+    let err = fails(
+        url,
+        Some(TOKEN),
+        &["game", "create", "--id", "bad", "--time-control", "5m+"],
+    );
+    assert_eq!(
+        err.trim(),
+        "error: INVALID_ARGUMENT: time_control \"5m+\" at byte 3: expected an increment after '+', e.g. 5m+3s, found the end"
+    );
+    let err = fails(url, Some(TOKEN), &["game", "create", "--id", "cli-1"]);
+    assert!(err.starts_with("error: ALREADY_EXISTS: "), "{err}");
+    let err = fails(url, None, &["arbiter", "pause", "cli-1"]);
+    assert!(err.starts_with("error: UNAUTHENTICATED: "), "{err}");
+
+    // Play: events in words with notation, clocks and rules.
+    let started = ok(url, &["game", "start", "cli-1"]);
+    let line = event_line(&started, "game started");
+    assert!(
+        line.contains("; clocks white 5:00.0, black 5:00.0, white to move"),
+        "{line}"
+    );
+    let moved = ok(url, &["game", "move", "cli-1", "c3-d4"]);
+    let line = event_line(&moved, "white played 1. c3-d4");
+    assert!(line.contains(" spent; clocks white "), "{line}");
+    let err = fails(url, Some(TOKEN), &["game", "move", "cli-1", "c3-b4"]);
+    assert!(err.starts_with("error: FAILED_PRECONDITION: "), "{err}");
+    let offered = ok(url, &["game", "move", "cli-1", "b6-a5", "--offer-draw"]);
+    event_line(&offered, "black played 1... b6-a5");
+    let line = event_line(&offered, "black offered a draw with the move");
+    assert!(line.ends_with("[RU 1.9.3]"), "{line}");
+    assert!(
+        !offered.iter().any(|l| l.contains("warned")),
+        "{offered:#?}"
+    );
+    let declined = ok(
+        url,
+        &["game", "respond", "cli-1", "decline", "--side", "white"],
+    );
+    event_line(&declined, "white declined the draw offer");
+
+    // The arbiter's commands.
+    let paused = ok(
+        url,
+        &["arbiter", "pause", "cli-1", "--reason", "a phone rang"],
+    );
+    let line = event_line(&paused, "clocks paused");
+    assert!(line.contains(" arbiter: "), "{line}");
+    assert!(line.ends_with(", paused"), "{line}");
+    let resumed = ok(url, &["arbiter", "resume", "cli-1", "--reason", "done"]);
+    event_line(&resumed, "clocks resumed; clocks white ");
+    let added = ok(
+        url,
+        &[
+            "arbiter",
+            "adjust",
+            "cli-1",
+            "--side",
+            "black",
+            "--add",
+            "1m",
+            "--reason",
+            "compensation",
+        ],
+    );
+    event_line(&added, "black's clock + 1:00.0");
+    let set = ok(
+        url,
+        &[
+            "arbiter", "adjust", "cli-1", "--side", "white", "--set", "4m30s",
+        ],
+    );
+    let line = event_line(&set, "white's clock set to 4:30.0");
+    assert!(line.contains("; clocks white 4:30.0"), "{line}");
+    let penalty = ok(
+        url,
+        &[
+            "arbiter", "adjust", "cli-1", "--side", "white", "--add", "-30s", "--reason", "noise",
+        ],
+    );
+    event_line(&penalty, "white's clock - 30.0 s");
+    // A bad flag value is a usage error (clap's exit code 2), naming the flag.
+    let out = cli_raw(
+        url,
+        Some(TOKEN),
+        &[
+            "arbiter", "adjust", "cli-1", "--side", "white", "--add", "30",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--add") && err.contains("expected a unit"),
+        "{err}"
+    );
+    let warned = ok(
+        url,
+        &[
+            "arbiter", "warn", "cli-1", "--side", "black", "--reason", "talking", "--rule",
+            "RU 1.10",
+        ],
+    );
+    event_line(&warned, "black warned (warning 1)");
+
+    // A claim waits for the arbiter; the ruling finds the pending claim's seq itself.
+    let claimed = ok(url, &["game", "claim", "cli-1", "--side", "white"]);
+    event_line(&claimed, "white claimed a draw by repetition");
+    let ruled = ok(
+        url,
+        &[
+            "arbiter",
+            "rule-claim",
+            "cli-1",
+            "incorrect",
+            "--reason",
+            "no repetition",
+        ],
+    );
+    event_line(&ruled, "white's claim #");
+    assert!(
+        ruled.iter().any(|l| l.contains("found incorrect")),
+        "{ruled:#?}"
+    );
+    let err = fails(
+        url,
+        Some(TOKEN),
+        &["arbiter", "rule-claim", "cli-1", "correct"],
+    );
+    assert_eq!(
+        err.trim(),
+        "error: game cli-1 has no pending claim to rule on"
+    );
+    let err = fails(
+        url,
+        Some(TOKEN),
+        &["arbiter", "rule-irregularity", "cli-1", "stands"],
+    );
+    assert_eq!(err.trim(), "error: game cli-1 has no pending irregularity");
+
+    // Set the position (the game's own, with a reason), then declare the result.
+    let fen = json_lines(&ok(url, &["game", "--json", "show", "cli-1"]))[0]["game"]["fen"]
+        .as_str()
+        .expect("fen")
+        .to_string();
+    let set = ok(
+        url,
+        &[
+            "arbiter",
+            "set-position",
+            "cli-1",
+            &fen,
+            "--reason",
+            "pieces knocked over",
+        ],
+    );
+    event_line(&set, &format!("position set to {fen}"));
+    let declared = ok(
+        url,
+        &[
+            "arbiter",
+            "declare",
+            "cli-1",
+            "white-wins",
+            "--reason",
+            "penalty",
+            "--rule",
+            "RU 1.10",
+            "--explanation",
+            "second warning",
+        ],
+    );
+    event_line(&declared, "game over: white wins by ");
+    assert!(
+        declared.iter().any(|l| l.contains("GAME_STATUS_FINISHED")),
+        "{declared:#?}"
+    );
+
+    // Press: a game whose clock switches only on a press.
+    ok(
+        url,
+        &[
+            "game",
+            "create",
+            "--id",
+            "cli-2",
+            "--time-control",
+            "10m",
+            "--clock-switching",
+            "on-press",
+        ],
+    );
+    ok(url, &["game", "start", "cli-2"]);
+    ok(url, &["game", "move", "cli-2", "c3-d4"]);
+    let pressed = ok(url, &["arbiter", "press", "cli-2", "--side", "white"]);
+    let line = event_line(&pressed, "white pressed the clock");
+    assert!(line.ends_with("black to move"), "{line}");
+
+    // The finished game's whole log, in words and as JSON.
+    let watched = ok(url, &["game", "watch", "cli-1"]);
+    let first = event_line(&watched, "game created");
+    assert!(first.starts_with("#1 "), "{first}");
+    assert!(
+        first.ends_with(
+            "game created: russian, time control 5m+3s, Ann - Bob, event Open, round 1, board 2"
+        ),
+        "{first}"
+    );
+    assert!(
+        watched
+            .iter()
+            .all(|l| !l.contains("Some(") && !l.contains("{ ")),
+        "no Debug text: {watched:#?}"
+    );
+    let json = json_lines(&ok(url, &["game", "watch", "cli-1", "--json"]));
+    assert_eq!(json.len(), watched.len());
+    for (i, e) in json.iter().enumerate() {
+        assert_eq!(e["seq"], i as u64 + 1, "{e}");
+        assert_eq!(e["game_id"], "cli-1");
+    }
+    let kinds: Vec<&str> = json
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap_or(""))
+        .collect();
+    for kind in [
+        "game_created",
+        "game_started",
+        "move_played",
+        "draw_offered",
+        "draw_offer_declined",
+        "clocks_paused",
+        "clocks_resumed",
+        "clock_adjusted",
+        "warning_issued",
+        "draw_claimed",
+        "claim_decided",
+        "position_set",
+        "game_finished",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    let mv = json
+        .iter()
+        .find(|e| e["kind"] == "move_played")
+        .expect("a move");
+    assert_eq!(mv["data"]["move"]["notation"], "c3-d4");
+    assert_eq!(mv["data"]["side"], "SIDE_WHITE");
+    assert!(mv["data"]["clock"]["white_ms"].is_i64(), "{mv}");
+    let adjust = json
+        .iter()
+        .find(|e| e["kind"] == "clock_adjusted")
+        .expect("an adjustment");
+    assert_eq!(adjust["actor"]["kind"], "ACTOR_KIND_ARBITER");
+    assert_eq!(adjust["data"]["add_ms"], 60_000);
+}
