@@ -212,7 +212,21 @@ fn what(kind: &Kind) -> String {
         Kind::BoardSnapshot(e) => {
             let o = e.occupancy.clone().unwrap_or_default();
             let n = o.occupied.len() + o.white.len() + o.black.len();
-            format!("board snapshot: {n} squares occupied")
+            let mut s = format!("board snapshot: {n} squares occupied");
+            if e.matches_official {
+                s.push_str(", as the official position");
+            }
+            for (what, list) in [
+                ("missing", &e.missing),
+                ("extra", &e.extra),
+                ("wrong colour", &e.wrong_colour),
+                ("wrong kind", &e.wrong_kind),
+            ] {
+                if !list.is_empty() {
+                    s.push_str(&format!(", {what} {}", squares(list)));
+                }
+            }
+            s
         }
         Kind::ClockPressed(e) => format!(
             "{} pressed the clock{}",
@@ -264,10 +278,13 @@ fn what(kind: &Kind) -> String {
         Kind::ClaimDecided(e) => {
             let ruling = pb::ClaimRuling::try_from(e.ruling)
                 .map_or("?".into(), |r| enum_words(r.as_str_name(), "CLAIM_RULING_"));
-            format!(
-                "{}'s claim #{} found {ruling}",
-                side_word(e.side),
-                e.claim_seq
+            with_reason(
+                format!(
+                    "{}'s claim #{} found {ruling}",
+                    side_word(e.side),
+                    e.claim_seq
+                ),
+                &e.reason,
             )
         }
         Kind::IrregularityFlagged(e) => {
@@ -335,7 +352,11 @@ fn what(kind: &Kind) -> String {
             with_reason("clocks paused".into(), &e.reason),
             clocks(e.clock.as_ref())
         ),
-        Kind::ClocksResumed(e) => format!("clocks resumed{}", clocks(e.clock.as_ref())),
+        Kind::ClocksResumed(e) => format!(
+            "{}{}",
+            with_reason("clocks resumed".into(), &e.reason),
+            clocks(e.clock.as_ref())
+        ),
         Kind::ClockAdjusted(e) => {
             use pb::clock_adjusted::Change;
             let change = match e.change {
@@ -501,6 +522,8 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
                 json!({
                     "occupancy": {"occupied": o.occupied, "white": o.white, "black": o.black, "kings": o.kings},
                     "board_time_ms": e.board_time_ms,
+                    "matches_official": e.matches_official, "missing": e.missing,
+                    "extra": e.extra, "wrong_colour": e.wrong_colour, "wrong_kind": e.wrong_kind,
                 }),
             )
         }
@@ -538,7 +561,7 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
         Kind::ClaimDecided(e) => (
             "claim_decided",
             json!({"side": name!(pb::Side, e.side), "claim_seq": e.claim_seq,
-                   "ruling": name!(pb::ClaimRuling, e.ruling)}),
+                   "ruling": name!(pb::ClaimRuling, e.ruling), "reason": e.reason}),
         ),
         Kind::IrregularityFlagged(e) => (
             "irregularity_flagged",
@@ -574,7 +597,7 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
         ),
         Kind::ClocksResumed(e) => (
             "clocks_resumed",
-            json!({"clock": clock_json(e.clock.as_ref())}),
+            json!({"reason": e.reason, "clock": clock_json(e.clock.as_ref())}),
         ),
         Kind::ClockAdjusted(e) => {
             use pb::clock_adjusted::Change;
