@@ -331,16 +331,6 @@ impl From<TimeControl> for String {
     }
 }
 
-/// How a control is read back from a log (serde): the limits on new controls are not
-/// applied, so a game recorded before they existed (or under other limits) replays.
-impl TryFrom<String> for TimeControl {
-    type Error = ParseError;
-
-    fn try_from(s: String) -> Result<TimeControl, ParseError> {
-        super::parse::control_as(&s, false, false)
-    }
-}
-
 /// Writes a duration in the largest unit that divides it: `2h`, `90m`, `45s`, `1500ms`.
 pub(crate) struct Duration(pub Millis);
 

@@ -402,6 +402,16 @@ impl TimeControl {
     }
 }
 
+/// How a control is read back from a log (serde): the limits on new controls are not
+/// applied, so a game recorded before they existed (or under other limits) replays.
+impl TryFrom<String> for TimeControl {
+    type Error = ParseError;
+
+    fn try_from(s: String) -> Result<TimeControl, ParseError> {
+        control_as(&s, false, false)
+    }
+}
+
 impl FromStr for TimeControl {
     type Err = ParseError;
 

@@ -308,7 +308,7 @@ async fn serve_grpc(
 /// twice (each builder adds its own version's file again) is kept once.
 ///
 /// # Errors
-/// A descriptor set that does not decode (a build error, tested in `tests/api_contract.rs`).
+/// A descriptor set that does not decode (a build error, tested in `tests/it/api_contract.rs`).
 pub fn reflection() -> Result<
     (
         reflection_v1::ServerReflectionServer<impl reflection_v1::ServerReflection>,

@@ -16,7 +16,7 @@
 //! compulsory (a king counts one); a man landing on the last rank during a capture is
 //! crowned and goes on capturing as a king.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -1,9 +1,9 @@
-//! Shared by the reference-generator tests (`tests/reference_*.rs`): the perft-file
+//! Shared by the reference-generator tests (`tests/it/reference_*.rs`): the perft-file
 //! reader, the crate-side description of moves, and the seeded random source of their
 //! random games. The reference generators themselves stay separate: each is a second
 //! opinion written apart from the crate and from the others.
 
-// Each test binary uses part of this module.
+// Each test module uses part of this one.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

@@ -14,7 +14,7 @@
 //!   counts in `tests/data/russian80.perft` / `tests/data/diagonal.perft` and this
 //!   generator all agree.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

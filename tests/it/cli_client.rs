@@ -247,7 +247,7 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
     assert!(line.contains(" arbiter: "), "{line}");
     assert!(line.ends_with(", paused"), "{line}");
     let resumed = ok(url, &["arbiter", "resume", "cli-1", "--reason", "done"]);
-    event_line(&resumed, "clocks resumed; clocks white ");
+    event_line(&resumed, "clocks resumed: done; clocks white ");
     let added = ok(
         url,
         &[

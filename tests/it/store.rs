@@ -734,7 +734,8 @@ fn crash_safety_every_acknowledged_append_survives_kill_9() {
         );
         let mut child = Command::new(&exe)
             .args([
-                "crash_child_appender",
+                // The test's full path in the one test binary (tests/it/main.rs).
+                "store::crash_child_appender",
                 "--exact",
                 "--ignored",
                 "--nocapture",

@@ -24,7 +24,7 @@
 //! draws; a side with a man on its own start squares after its 40th move loses; a side
 //! with no move loses.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

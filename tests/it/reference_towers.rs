@@ -22,7 +22,7 @@
 //! its top, which goes to the bottom of the capturing tower in capture order; the piece
 //! revealed is a man of its own colour.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -1,0 +1,43 @@
+//! The integration tests, one binary: each file of this folder is a module (a test
+//! binary per file linked the whole crate 34 times; one links it once). Run them all with
+//! `cargo test --all-targets`; one file with `cargo test --test it <module>::` (e.g.
+//! `cargo test --test it session::`); the deep perft and reference rows that CI runs in
+//! release with `cargo test --release --test it -- --ignored perft:: reference_`.
+//!
+//! `common` holds what the reference generators share.
+
+mod common;
+
+mod api_contract;
+mod citations;
+mod cli_client;
+mod clock;
+mod corners;
+mod crash;
+mod delay;
+mod deploy_config;
+mod draws;
+mod hub;
+mod hub_props;
+mod layout;
+mod metrics;
+mod notation_props;
+mod pdn;
+mod perft;
+mod reference_corners;
+mod reference_generator;
+mod reference_orthogonal;
+mod reference_towers;
+mod reflection;
+mod replay_cli;
+mod replay_games;
+mod rules_international_english;
+mod rules_russian;
+mod service;
+mod session;
+mod session_props;
+mod store;
+mod tls;
+mod towers;
+mod variants;
+mod variants_orthogonal;
