@@ -652,3 +652,25 @@ async fn a_round_exports_every_game() {
         .expect_err("nothing named");
     assert_eq!(neither.code(), tonic::Code::InvalidArgument);
 }
+
+/// A flag that falls with nobody sending anything: the comment and the result.
+#[tokio::test(start_paused = true)]
+async fn a_flag_fall_is_written_with_the_result() {
+    let t = t();
+    let id = t.create(russian("f", "1m")).await;
+    t.start(&id).await;
+    advance(Duration::from_secs(10)).await;
+    t.mv(&id, true, "c3-d4").await;
+    advance(Duration::from_secs(61)).await;
+    tokio::task::yield_now().await;
+    let g = t.game(&id).await;
+    assert_eq!(g.result, pb::GameResult::WhiteWins as i32);
+    let pdn = t.export(&id, Variant::Russian).await;
+    assert!(
+        pdn.ends_with(
+            "1. c3-d4 {[%clock w0:00:50 B0:01:00]} {Black's flag fell} {Result: White wins,\n\
+             the flag fell (RU 1.8)} 1-0\n"
+        ),
+        "{pdn}"
+    );
+}

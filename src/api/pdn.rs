@@ -187,6 +187,8 @@ struct Sheet {
     half_moves: u64,
     /// (segment, index in it) of each move of the score sheet, in order.
     placed: Vec<(usize, usize)>,
+    /// Whether a flag fall has been written.
+    flag_noted: bool,
 }
 
 impl Sheet {
@@ -196,6 +198,7 @@ impl Sheet {
             segments: Vec::new(),
             half_moves: 0,
             placed: Vec::new(),
+            flag_noted: false,
         };
         sheet.open(start, fen.to_owned());
         sheet
@@ -457,8 +460,9 @@ fn annotate(
                     duration(amount),
                     side(s)
                 )),
+                // A settle that let a flag fall (the note names the side), once.
                 ClockOp::Settle { .. } => flagged
-                    .filter(|_| before.clock().and_then(|c| c.flag(e.at.mono_ms)).is_none())
+                    .filter(|_| !std::mem::replace(&mut sheet.flag_noted, true))
                     .map(|s| format!("{}'s flag fell", side(s))),
                 ClockOp::Start { .. } | ClockOp::Press { .. } | ClockOp::Stop { .. } => None,
             };
@@ -601,4 +605,86 @@ fn annotate(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{ArbiterAction, Command, GameSettings, Now};
+    use crate::notation::pdn::read_games;
+    use crate::notation::replay::replay_record;
+
+    #[test]
+    fn clock_comments_are_lidraughts_form() {
+        assert_eq!(
+            clock_comment(Color::White, 597_000, 598_000),
+            "[%clock w0:09:57 B0:09:58]"
+        );
+        assert_eq!(
+            clock_comment(Color::Black, 597_499, 598_500),
+            "[%clock W0:09:57 b0:09:59]"
+        );
+        assert_eq!(
+            clock_comment(Color::White, 36_000_000 + 61_000, 0),
+            "[%clock w10:01:01 B0:00:00]"
+        );
+    }
+
+    /// An arbiter's free text with PDN's own brackets, a line break and a `%` stays one
+    /// comment, the record replays, and the text reads back (whitespace collapsed).
+    #[test]
+    fn free_text_cannot_break_the_record() {
+        let arb = Actor::Arbiter("a1".into());
+        let (mut s, created) = Session::create(
+            GameSettings::new(Variant::Russian),
+            None,
+            arb.clone(),
+            Now::from_mono(0),
+        )
+        .expect("create");
+        let mut log = vec![created];
+        let reason = "x ".repeat(30) + "[Event \"y\"]\n%escape {braces} ; (1. c3-d4)";
+        for (i, cmd) in [
+            Command::Start,
+            Command::SubmitMove {
+                side: Color::White,
+                notation: "c3-d4".into(),
+                offer_draw: false,
+            },
+            Command::Arbiter(ArbiterAction::Warn {
+                side: Color::Black,
+                reason: reason.clone(),
+            }),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let actor = if i == 1 {
+                Actor::Player(Color::White)
+            } else {
+                arb.clone()
+            };
+            log.extend(s.handle(&actor, cmd, Now::from_mono(i as u64)).expect("ok"));
+        }
+        let meta = GameMeta::default();
+        let pdn = export(&meta, &log).expect("exports");
+        let games = read_games(&pdn);
+        assert_eq!(games.len(), 1, "{pdn}");
+        let g = games[0].as_ref().expect("reads");
+        replay_record(g, None).expect("replays");
+        let text: Vec<&str> = reason.split_whitespace().collect();
+        assert_eq!(
+            g.moves[0].comments,
+            [format!(
+                "Warning by arbiter a1 to Black: {} (warning 1 of Black)",
+                text.join(" ")
+            )],
+            "{pdn}"
+        );
+    }
+
+    #[test]
+    fn an_empty_log_is_an_error() {
+        assert!(export(&GameMeta::default(), &[]).is_err());
+    }
 }
