@@ -309,7 +309,8 @@ async fn rulings_are_comments_where_they_happened() {
     t.api
         .pause_clocks(req(pb::PauseClocksRequest {
             game_id: id.clone(),
-            reason: String::new(),
+            reason: "a player feels unwell".into(),
+            rule: String::new(),
         }))
         .await
         .expect("pause");
@@ -319,6 +320,7 @@ async fn rulings_are_comments_where_they_happened() {
             side: side(false),
             change: Some(pb::adjust_clock_request::Change::AddMs(60_000)),
             reason: String::new(),
+            rule: String::new(),
         }))
         .await
         .expect("adjust");
@@ -326,6 +328,7 @@ async fn rulings_are_comments_where_they_happened() {
         .resume_clocks(req(pb::ResumeClocksRequest {
             game_id: id.clone(),
             reason: String::new(),
+            rule: String::new(),
         }))
         .await
         .expect("resume");
@@ -376,6 +379,7 @@ async fn rulings_are_comments_where_they_happened() {
             claim_seq,
             ruling: pb::ClaimRuling::Correct as i32,
             reason: String::new(),
+            rule: String::new(),
         }))
         .await
         .expect("rule");
@@ -398,7 +402,10 @@ async fn rulings_are_comments_where_they_happened() {
         after_fourth[0].starts_with("[%clock W0:09:58 b0:09:58]"),
         "{pdn}"
     );
-    assert_eq!(after_fourth[1], "Clocks paused by the arbiter");
+    assert_eq!(
+        after_fourth[1],
+        "Clocks paused by the arbiter: a player feels unwell"
+    );
     assert_eq!(
         after_fourth[2],
         "0:01:00 added to Black's clock by the arbiter"
@@ -448,6 +455,7 @@ async fn an_irregular_move_that_stands_opens_a_record_from_its_position() {
             irregularity_seq,
             ruling: pb::IrregularityRuling::Stands as i32,
             reason: String::new(),
+            rule: String::new(),
         }))
         .await
         .expect("rule");
@@ -503,6 +511,7 @@ async fn a_position_set_by_the_arbiter_opens_a_record() {
             game_id: id.clone(),
             fen: "B:WKc1,e3:BKh8,b6".into(),
             reason: String::new(),
+            rule: String::new(),
         }))
         .await
         .expect("set");
@@ -521,7 +530,8 @@ async fn a_position_set_by_the_arbiter_opens_a_record() {
     );
 }
 
-/// A result the arbiter declares: the marker, the Result tag and the explanation.
+/// A result the arbiter declares: the marker, the Result tag, the explanation and the
+/// rule cited.
 #[tokio::test]
 async fn a_result_by_arbiter_decision() {
     let t = t();
@@ -543,7 +553,7 @@ async fn a_result_by_arbiter_decision() {
     assert!(
         pdn.ends_with(
             "1. c3-d4 {Result by the arbiter: White wins, arbiter's decision: Black left the\n\
-             playing hall} 1-0\n"
+             playing hall (RU 1.10)} 1-0\n"
         ),
         "{pdn}"
     );

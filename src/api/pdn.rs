@@ -165,6 +165,13 @@ fn by(actor: &Actor) -> String {
     }
 }
 
+/// `: words` for an arbiter's free text, if any.
+fn words(text: Option<&str>) -> String {
+    text.filter(|t| !t.trim().is_empty())
+        .map(|t| format!(": {}", t.trim()))
+        .unwrap_or_default()
+}
+
 /// One game record being written: a start position and the moves from it.
 struct Segment {
     start: Position,
@@ -378,6 +385,7 @@ fn end_reason(r: EndReason) -> &'static str {
         EndReason::IncorrectClaimOnTime => "an incorrect draw claim when the flag fell",
         EndReason::TouchPenalty => "the touch rule's second offence",
         EndReason::ArbiterDecision => "arbiter's decision",
+        EndReason::Penalty => "penalty for a breach of the rules",
         EndReason::CornerFilled => "the opponent's corner filled",
         EndReason::HomeNotLeft => "a piece left on its own start squares",
     }
@@ -428,7 +436,8 @@ fn annotate(
         | EventKind::PiecePlaced { .. }
         | EventKind::PieceReleased { .. }
         | EventKind::AdjustAnnounced { .. }
-        | EventKind::RemovalComplete { .. } => {}
+        | EventKind::RemovalComplete { .. }
+        | EventKind::BoardSnapshot { .. } => {}
         EventKind::ClockChanged { op, reason } => {
             let why = reason
                 .as_deref()
@@ -510,13 +519,14 @@ fn annotate(
             );
             sheet.note(cited(t, rule));
         }
-        EventKind::ClaimDecided { upheld } => {
+        EventKind::ClaimDecided { upheld, reason } => {
             let claimant = before.claim().map(|c| format!("{}'s ", side(c.by)));
             let t = format!(
-                "Ruling{}: {}draw claim {}",
+                "Ruling{}: {}draw claim {}{}",
                 by(&e.actor),
                 claimant.unwrap_or_default(),
-                if *upheld { "upheld" } else { "rejected" }
+                if *upheld { "upheld" } else { "rejected" },
+                words(reason.as_deref())
             );
             sheet.note(cited(t, rule));
         }
@@ -532,18 +542,27 @@ fn annotate(
             }
             sheet.note(cited(t, rule));
         }
-        EventKind::IrregularityResolved { ruling, fen } => match ruling {
+        EventKind::IrregularityResolved {
+            ruling,
+            fen,
+            reason,
+        } => match ruling {
             Some(Ruling::Stands) => {
                 let why = cited(
-                    format!("Ruling{}: the irregular move stands", by(&e.actor)),
+                    format!(
+                        "Ruling{}: the irregular move stands{}",
+                        by(&e.actor),
+                        words(reason.as_deref())
+                    ),
                     rule,
                 );
                 sheet.restart(fen, v, &why)?;
             }
             Some(Ruling::Corrected) => sheet.note(cited(
                 format!(
-                    "Ruling{}: the irregularity is corrected, the position stays {fen}",
-                    by(&e.actor)
+                    "Ruling{}: the irregularity is corrected, the position stays {fen}{}",
+                    by(&e.actor),
+                    words(reason.as_deref())
                 ),
                 rule,
             )),
@@ -567,8 +586,15 @@ fn annotate(
             format!("40-move count started: {} must show a win", side(*s)),
             rule,
         )),
-        EventKind::PositionSet { fen } => {
-            let why = cited(format!("Position set up{}", by(&e.actor)), rule);
+        EventKind::PositionSet { fen, reason } => {
+            let why = cited(
+                format!(
+                    "Position set up{}{}",
+                    by(&e.actor),
+                    words(reason.as_deref())
+                ),
+                rule,
+            );
             sheet.restart(fen, v, &why)?;
         }
         EventKind::Outage {
@@ -610,7 +636,7 @@ fn annotate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::{ArbiterAction, Command, GameSettings, Now};
+    use crate::game::{ArbiterAction, Command, GameSettings, Given, Now};
     use crate::notation::pdn::read_games;
     use crate::notation::replay::replay_record;
 
@@ -651,10 +677,13 @@ mod tests {
                 notation: "c3-d4".into(),
                 offer_draw: false,
             },
-            Command::Arbiter(ArbiterAction::Warn {
-                side: Color::Black,
-                reason: reason.clone(),
-            }),
+            Command::Arbiter(
+                ArbiterAction::Warn { side: Color::Black },
+                Given {
+                    reason: Some(reason.clone()),
+                    rule: Some("RU 1.10".into()),
+                },
+            ),
         ]
         .into_iter()
         .enumerate()
@@ -676,7 +705,7 @@ mod tests {
         assert_eq!(
             g.moves[0].comments,
             [format!(
-                "Warning by arbiter a1 to Black: {} (warning 1 of Black)",
+                "Warning by arbiter a1 to Black: {} (warning 1 of Black) (RU 1.10)",
                 text.join(" ")
             )],
             "{pdn}"
