@@ -5,9 +5,13 @@ use std::pin::Pin;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
+use super::auth::Role;
 use super::error::status;
 use super::pb;
 use super::service::{Api, audience};
+use crate::game::GameEvent;
+use crate::hub::HubError;
+use crate::notation::pdn::{PdnGame, write_games};
 use crate::store::GameFilter;
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::GameEvent, Status>> + Send>>;
@@ -71,14 +75,70 @@ impl pb::broadcast_service_server::BroadcastService for Api {
     ) -> Result<Response<pb::ExportPdnResponse>, Status> {
         let role = self.role(&req)?;
         let r = req.into_inner();
-        let handle = self.game(&r.game_id).await?;
+        let ids = if !r.game_id.trim().is_empty() {
+            vec![r.game_id]
+        } else if r.event.trim().is_empty() {
+            return Err(Status::invalid_argument(
+                "game_id: required, or event (and round) for every game of an event or round",
+            ));
+        } else {
+            let filter = GameFilter {
+                event: Some(r.event.clone()),
+                round: (!r.round.is_empty()).then(|| r.round.clone()),
+                unfinished_only: false,
+            };
+            let metas = self.hub().list(&filter).await.map_err(|e| status(&e))?;
+            if metas.is_empty() {
+                return Err(Status::not_found(format!(
+                    "no games of event {:?}{}",
+                    r.event,
+                    if r.round.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", round {:?}", r.round)
+                    }
+                )));
+            }
+            metas.into_iter().map(|m| m.id).collect()
+        };
+        let mut records = Vec::new();
+        for id in ids {
+            records.extend(self.pdn_records(&role, &id).await?);
+        }
+        Ok(Response::new(pb::ExportPdnResponse {
+            pdn: write_games(&records),
+        }))
+    }
+}
+
+impl Api {
+    /// One game's PDN records as `role` may see it: its log up to the last event of the
+    /// session the caller is shown (the public sees a delayed game as it was).
+    async fn pdn_records(&self, role: &Role, id: &str) -> Result<Vec<PdnGame>, Status> {
+        let handle = self.game(id).await?;
         let meta = handle.meta().clone();
-        let pdn = handle
-            .read_as(audience(&role, &meta), move |session, _| {
-                super::pdn::export(&meta, session)
-            })
+        let last = handle
+            .read_as(audience(role, &meta), |session, _| session.last_seq())
             .await
             .map_err(|e| status(&e))?;
-        Ok(Response::new(pb::ExportPdnResponse { pdn }))
+        let rows = self
+            .hub()
+            .store()
+            .load(id, 1)
+            .await
+            .map_err(|e| status(&HubError::from(e)))?;
+        let events = rows
+            .iter()
+            .take_while(|row| row.seq <= last)
+            .map(|row| {
+                serde_json::from_slice::<GameEvent>(&row.payload).map_err(|e| {
+                    status(&HubError::Corrupt(format!("{id}: event {}: {e}", row.seq)))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        super::pdn::export_games(&meta, &events).map_err(|e| {
+            tracing::error!(game = id, error = %e, "pdn export failed");
+            Status::internal(e.to_string())
+        })
     }
 }

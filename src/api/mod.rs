@@ -20,7 +20,7 @@ pub mod convert;
 mod error;
 mod games;
 pub mod pb;
-mod pdn;
+pub mod pdn;
 mod rules;
 pub mod service;
 mod watch;

@@ -1,40 +1,719 @@
-//! PDN export of a game (BroadcastService.ExportPdn).
+//! PDN export of a game (BroadcastService.ExportPdn), made from the game's event log.
+//!
+//! What the record holds:
+//!
+//! - The seven-tag roster with `?` for what the judge does not know (PGN standard 8.1.1,
+//!   which PDN 3.0 takes over: an unknown value is `"?"`, an unknown date
+//!   `"????.??.??"`, the result of a game not finished `"*"`), then `Board`, `GameType`,
+//!   `TimeControl` (PDN form, read back by [`TimeControl::from_pdn`] to the same
+//!   control; `-` untimed, `?` with a game comment when the tag cannot express the
+//!   control) and `SetUp`/`FEN` when the record does not start from the variant's
+//!   start position.
+//! - Every move with both clocks after it (after its press) in lidraughts' form: see
+//!   [`clock_comment`].
+//! - Every arbiter-level event as a comment at the place in the move list where it
+//!   happened (before the first move: the game comment): draw offers and answers,
+//!   claims and their decisions, irregularities and their rulings, warnings, clock
+//!   pauses and adjustments, "Time!", outages, set positions and the result with its
+//!   reason and rule. Board mechanics (touch, lift, place, release) are left out.
+//! - A position the game went on from that no move led to (an irregular move ruled to
+//!   stand, FMJD 5.4, or a position the arbiter set up) starts a new game record: the
+//!   record so far ends with `*` and a comment naming the position, and the next
+//!   record has the same tags with `[SetUp "1"]` and `[FEN "..."]` of that position,
+//!   and goes on with the moves played from it. PDN 3.0 (as PGN 8.2.1 and the
+//!   `SetUp`/`FEN` tags of PGN 9.7) gives a game record exactly one start position,
+//!   its `FEN` tag, and its movetext must be legal moves from it, so a position that
+//!   did not arise by a move can only open a record of its own; every record then
+//!   replays with any PDN reader, `draughts-arbiter replay` included.
 
-use crate::game::Session;
+use std::fmt::Write as _;
+
+use chrono::{DateTime, Utc};
+
+use crate::clock::{ClockOp, TimeControl};
+use crate::game::{
+    Actor, ClaimKind, EndReason, EventKind, GameEvent, IrregularityKind, OfferResponse, Outcome,
+    Ruling, Session,
+};
 use crate::hub::GameMeta;
-use crate::notation::pdn::{PdnGame, PdnMove, PdnResult, write_game};
+use crate::notation::fen::parse_fen;
+use crate::notation::pdn::{PdnGame, PdnMove, PdnResult, write_games};
+use crate::rules::{Color, Position, Variant};
 
-/// The game as a PDN 3.0 record.
-pub fn export(meta: &GameMeta, s: &Session) -> String {
+/// Why a game could not be exported: its log does not replay (the judge broke one of
+/// its own invariants, or the log is damaged).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportError(pub String);
+
+impl std::fmt::Display for ExportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pdn export: {}", self.0)
+    }
+}
+
+impl std::error::Error for ExportError {}
+
+/// The game whose log is `events` as PDN 3.0 text: one game record, or several when a
+/// position arose that no move led to (see the module's documentation).
+///
+/// # Errors
+/// The events do not replay.
+pub fn export(meta: &GameMeta, events: &[GameEvent]) -> Result<String, ExportError> {
+    Ok(write_games(&export_games(meta, events)?))
+}
+
+/// The game records of [`export`], before they are written.
+///
+/// # Errors
+/// The events do not replay.
+pub fn export_games(meta: &GameMeta, events: &[GameEvent]) -> Result<Vec<PdnGame>, ExportError> {
+    let (first, rest) = events
+        .split_first()
+        .ok_or_else(|| ExportError("the game has no events".into()))?;
+    let mut session =
+        Session::replay(std::slice::from_ref(first)).map_err(|e| ExportError(e.to_string()))?;
+    let variant = session.variant();
+    let mut sheet = Sheet::new(variant, *session.game().start(), &session.start_fen());
+    if let Some(tc) = &session.settings().time_control
+        && let Err(e) = tc.pdn()
+    {
+        sheet.note(format!(
+            "Time control {tc} ({e}; the TimeControl tag says \"?\")"
+        ));
+    }
+    for e in rest {
+        let before = session.clone();
+        let note = session
+            .apply_noted(e)
+            .map_err(|err| ExportError(err.to_string()))?;
+        annotate(&mut sheet, &before, &session, e, note.count, note.side)?;
+    }
+    Ok(sheet.finish(meta, &session))
+}
+
+/// Both clocks after a move, as lidraughts writes them: `[%clock w0:09:57 B0:09:58]`
+/// after a white move, `[%clock W0:09:57 b0:09:58]` after a black one. White's time
+/// comes first, then Black's, each `H:MM:SS` rounded to the second; the side to move
+/// next (whose clock now runs) is written in capitals, the side that just moved in
+/// lower case. Source: lidraughts, `modules/draughts/src/main/format/pdn/package.scala`,
+/// `Move.clockString` (`turn.fold("w", "W")` ... `turn.fold("B", "b")`, with
+/// `formatPdnSeconds` printing hours, then minutes and seconds in two digits), and the
+/// exported game in `modules/importer/src/test/PdnIOPerfTest.scala`
+/// (`1. 31-26 {[%clock w0:10:00 B0:10:00]} 18-22 {[%clock W0:10:00 b0:10:00]}`);
+/// lidraughts reads it back with `modules/study/src/main/CommentParser.scala`.
+pub fn clock_comment(mover: Color, white_ms: u64, black_ms: u64) -> String {
+    let (w, b) = match mover {
+        Color::White => ('w', 'B'),
+        Color::Black => ('W', 'b'),
+    };
+    format!(
+        "[%clock {w}{} {b}{}]",
+        hms(round_seconds(white_ms)),
+        hms(round_seconds(black_ms))
+    )
+}
+
+/// Milliseconds to whole seconds, half up (lidraughts' `Centis.roundSeconds`).
+fn round_seconds(ms: u64) -> u64 {
+    ms.saturating_add(500) / 1000
+}
+
+/// `H:MM:SS`, hours unpadded and unbounded.
+fn hms(seconds: u64) -> String {
+    format!(
+        "{}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+/// A duration in words for annotations: `0:01:30` to the second, or `1500 ms` when it
+/// is not whole seconds.
+fn duration(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        hms(ms / 1000)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+fn side(c: Color) -> &'static str {
+    match c {
+        Color::White => "White",
+        Color::Black => "Black",
+    }
+}
+
+/// ` (rule)` when the event cites one.
+fn cited(text: String, rule: Option<&str>) -> String {
+    match rule {
+        Some(r) if !r.trim().is_empty() => format!("{text} ({r})"),
+        _ => text,
+    }
+}
+
+/// ` by arbiter X` for an arbiter's event (` by the arbiter` when the id says no more:
+/// empty, or `arbiter` as in open mode).
+fn by(actor: &Actor) -> String {
+    match actor {
+        Actor::Arbiter(id) if id.trim().is_empty() || id.trim().eq_ignore_ascii_case("arbiter") => {
+            " by the arbiter".into()
+        }
+        Actor::Arbiter(id) => format!(" by arbiter {}", id.trim()),
+        _ => String::new(),
+    }
+}
+
+/// `: words` for an arbiter's free text, if any.
+fn words(text: Option<&str>) -> String {
+    text.filter(|t| !t.trim().is_empty())
+        .map(|t| format!(": {}", t.trim()))
+        .unwrap_or_default()
+}
+
+/// One game record being written: a start position and the moves from it.
+struct Segment {
+    start: Position,
+    fen: String,
+    /// Comments before the first move.
+    before: Vec<String>,
+    moves: Vec<PdnMove>,
+    /// The score sheet's number of the first move, and whether the second player
+    /// makes it (it is then written `N...`).
+    first_number: u32,
+    second_first: bool,
+}
+
+/// The records of a game, and where each move of the score sheet is.
+struct Sheet {
+    variant: Variant,
+    segments: Vec<Segment>,
+    /// Half-moves of the score sheet so far, counted so that an even count has the
+    /// variant's first player on move.
+    half_moves: u64,
+    /// (segment, index in it) of each move of the score sheet, in order.
+    placed: Vec<(usize, usize)>,
+    /// Whether a flag fall has been written.
+    flag_noted: bool,
+}
+
+impl Sheet {
+    fn new(variant: Variant, start: Position, fen: &str) -> Sheet {
+        let mut sheet = Sheet {
+            variant,
+            segments: Vec::new(),
+            half_moves: 0,
+            placed: Vec::new(),
+            flag_noted: false,
+        };
+        sheet.open(start, fen.to_owned());
+        sheet
+    }
+
+    /// Starts a record at `start`; the numbering goes on from the score sheet, one
+    /// half-move skipped when the side to move is not the one the count expects (the
+    /// irregular move that stood).
+    fn open(&mut self, start: Position, fen: String) {
+        let first = self.variant.rules().first_to_move;
+        let expects_first = self.half_moves.is_multiple_of(2);
+        if (start.turn() == first) != expects_first {
+            self.half_moves += 1;
+        }
+        self.segments.push(Segment {
+            start,
+            fen,
+            before: Vec::new(),
+            moves: Vec::new(),
+            first_number: u32::try_from(self.half_moves / 2 + 1).unwrap_or(u32::MAX),
+            second_first: !self.half_moves.is_multiple_of(2),
+        });
+    }
+
+    fn current(&mut self) -> &mut Segment {
+        let i = self.segments.len() - 1;
+        &mut self.segments[i]
+    }
+
+    /// A comment at the current place: after the last move, else before the first.
+    fn note(&mut self, text: String) {
+        let seg = self.current();
+        match seg.moves.last_mut() {
+            Some(m) => m.comments.push(text),
+            None => seg.before.push(text),
+        }
+    }
+
+    fn play(&mut self, notation: &str) {
+        let s = self.segments.len() - 1;
+        let seg = &mut self.segments[s];
+        seg.moves.push(PdnMove::new(notation));
+        self.placed.push((s, seg.moves.len() - 1));
+        self.half_moves += 1;
+    }
+
+    /// The game goes on from `fen`, which no move led to.
+    fn restart(&mut self, fen: &str, variant: Variant, why: &str) -> Result<(), ExportError> {
+        let pos = parse_fen(fen, variant).map_err(|e| ExportError(e.to_string()))?;
+        self.note(format!(
+            "{why}: the game goes on in the next record, from {fen}"
+        ));
+        self.open(pos, fen.to_owned());
+        self.note(format!("Continued from the previous record: {why}"));
+        Ok(())
+    }
+
+    /// The records, with clocks after each move and the tags.
+    fn finish(mut self, meta: &GameMeta, s: &Session) -> Vec<PdnGame> {
+        if s.clock().is_some() {
+            for (ply, record) in s.moves().iter().enumerate() {
+                let (Some(w), Some(b)) = (record.white_ms, record.black_ms) else {
+                    continue;
+                };
+                if let Some(&(seg, i)) = self.placed.get(ply)
+                    && let Some(m) = self.segments.get_mut(seg).and_then(|g| g.moves.get_mut(i))
+                {
+                    m.comments.insert(0, clock_comment(record.side, w, b));
+                }
+            }
+        }
+        let result = s.result().map_or(PdnResult::Unknown, |r| match r.outcome {
+            Outcome::WhiteWins => PdnResult::WhiteWins,
+            Outcome::BlackWins => PdnResult::BlackWins,
+            Outcome::Draw => PdnResult::Draw,
+            Outcome::DoubleForfeit => PdnResult::DoubleForfeit,
+            Outcome::Annulled => PdnResult::Unknown,
+        });
+        let tags = tags(meta, s);
+        let last = self.segments.len() - 1;
+        let variant_start = Position::start(self.variant);
+        self.segments
+            .into_iter()
+            .enumerate()
+            .map(|(i, seg)| {
+                let mut g = PdnGame {
+                    tags: tags.clone(),
+                    ..PdnGame::default()
+                };
+                let r = if i == last {
+                    result
+                } else {
+                    PdnResult::Unknown
+                };
+                g.set_tag("Result", r.as_str());
+                if seg.start != variant_start {
+                    g.set_tag("SetUp", "1");
+                    g.set_tag("FEN", &seg.fen);
+                }
+                if !seg.before.is_empty() {
+                    g.game_comment = Some(seg.before.join(" "));
+                }
+                g.moves = seg.moves;
+                // The numbering follows the score sheet; a record from a position with
+                // the second player on move starts with `N...`.
+                g.number_moves(seg.first_number, seg.second_first);
+                g.result = Some(r);
+                g
+            })
+            .collect()
+    }
+}
+
+/// The tags every record of the game carries (`Result`, `SetUp` and `FEN` are set per
+/// record).
+fn tags(meta: &GameMeta, s: &Session) -> Vec<(String, String)> {
+    let known = |v: &str| {
+        if v.trim().is_empty() {
+            "?".to_owned()
+        } else {
+            v.to_owned()
+        }
+    };
+    let stamps = s.stamps();
+    let date = stamps.started.unwrap_or(stamps.created);
     let mut g = PdnGame::default();
-    let v = s.variant();
-    g.set_tag("Event", &meta.event);
-    g.set_tag("Round", &meta.round);
-    g.set_tag("White", &meta.white.name);
-    g.set_tag("Black", &meta.black.name);
-    let result = s.result().map(|r| match r.outcome {
-        crate::game::Outcome::WhiteWins => PdnResult::WhiteWins,
-        crate::game::Outcome::BlackWins => PdnResult::BlackWins,
-        crate::game::Outcome::Draw => PdnResult::Draw,
-        crate::game::Outcome::DoubleForfeit => PdnResult::DoubleForfeit,
-        crate::game::Outcome::Annulled => PdnResult::Unknown,
-    });
-    g.set_tag("Result", result.unwrap_or(PdnResult::Unknown).as_str());
-    if let Some(n) = v.game_type() {
+    g.set_tag("Event", &known(&meta.event));
+    g.set_tag("Site", "?");
+    g.set_tag("Date", &pdn_date(date));
+    g.set_tag("Round", &known(&meta.round));
+    g.set_tag("White", &known(&meta.white.name));
+    g.set_tag("Black", &known(&meta.black.name));
+    g.set_tag("Result", "*");
+    if meta.board > 0 {
+        g.set_tag("Board", &meta.board.to_string());
+    }
+    if let Some(n) = s.variant().game_type() {
         g.set_tag("GameType", &n.to_string());
     }
-    let start = s.game().start();
-    if *start != crate::rules::Position::start(v) {
-        g.set_tag("SetUp", "1");
-        g.set_tag("FEN", &crate::notation::write_fen(start));
+    g.set_tag(
+        "TimeControl",
+        &time_control_tag(s.settings().time_control.as_ref()),
+    );
+    g.tags
+}
+
+/// The `Date` tag: `YYYY.MM.DD` (PGN 8.1.1.3), `????.??.??` outside years 0-9999.
+fn pdn_date(t: DateTime<Utc>) -> String {
+    use chrono::Datelike;
+    if (0..=9999).contains(&t.year()) {
+        format!("{:04}.{:02}.{:02}", t.year(), t.month(), t.day())
+    } else {
+        "????.??.??".to_owned()
     }
-    g.moves = s
-        .moves()
-        .iter()
-        .map(|m| PdnMove::new(&m.notation))
-        .collect();
-    let black_first = start.turn() == crate::rules::Color::Black;
-    g.number_moves(1, black_first);
-    g.result = Some(result.unwrap_or(PdnResult::Unknown));
-    write_game(&g)
+}
+
+/// The `TimeControl` tag: the PDN form (`40/7200:3600`, `300+3`), `-` for an untimed
+/// game, `?` for a control the tag cannot express (a delay, options, fractions of a
+/// second; the game comment then gives it in full).
+pub fn time_control_tag(tc: Option<&TimeControl>) -> String {
+    match tc {
+        None => "-".to_owned(),
+        Some(tc) => tc.pdn().map_or_else(|_| "?".to_owned(), |p| p.to_string()),
+    }
+}
+
+fn end_reason(r: EndReason) -> &'static str {
+    match r {
+        EndReason::Resignation => "resignation",
+        EndReason::NoPieces => "the side to move has no pieces",
+        EndReason::NoMoves => "the side to move cannot move",
+        EndReason::FlagFall => "the flag fell",
+        EndReason::MoveLimit => "no move within the allowance after \"Time!\"",
+        EndReason::Agreement => "draw agreed",
+        EndReason::Repetition => "threefold repetition",
+        EndReason::MoveCount => "move-count draw rule",
+        EndReason::IncorrectClaimOnTime => "an incorrect draw claim when the flag fell",
+        EndReason::TouchPenalty => "the touch rule's second offence",
+        EndReason::ArbiterDecision => "arbiter's decision",
+        EndReason::Penalty => "penalty for a breach of the rules",
+        EndReason::CornerFilled => "the opponent's corner filled",
+        EndReason::HomeNotLeft => "a piece left on its own start squares",
+    }
+}
+
+fn outcome(o: Outcome) -> &'static str {
+    match o {
+        Outcome::WhiteWins => "White wins",
+        Outcome::BlackWins => "Black wins",
+        Outcome::Draw => "draw",
+        Outcome::DoubleForfeit => "both sides lose",
+        Outcome::Annulled => "the game is annulled",
+    }
+}
+
+fn irregularity(k: IrregularityKind) -> &'static str {
+    match k {
+        IrregularityKind::IllegalMove => "illegal move",
+        IrregularityKind::TouchMove => "touched piece not moved",
+        IrregularityKind::OutOfTurn => "moved out of turn",
+        IrregularityKind::WrongRemoval => "captured pieces removed wrongly",
+        IrregularityKind::PressBeforeRemoval => {
+            "clock pressed before the captured pieces were removed"
+        }
+        IrregularityKind::PressWithoutMove => "clock pressed without a move",
+    }
+}
+
+/// Adds what `e` means for the record; `after` is the session after it, `before` the
+/// one before. `count` and `flagged` come from the event's note.
+fn annotate(
+    sheet: &mut Sheet,
+    before: &Session,
+    after: &Session,
+    e: &GameEvent,
+    count: u32,
+    flagged: Option<Color>,
+) -> Result<(), ExportError> {
+    let rule = e.rule.as_deref();
+    let v = after.variant();
+    match &e.kind {
+        EventKind::MovePlayed { notation, .. } => sheet.play(notation),
+        EventKind::GameCreated { .. }
+        | EventKind::GameStarted
+        | EventKind::ClockPressed { .. }
+        | EventKind::PieceTouched { .. }
+        | EventKind::PieceLifted { .. }
+        | EventKind::PiecePlaced { .. }
+        | EventKind::PieceReleased { .. }
+        | EventKind::AdjustAnnounced { .. }
+        | EventKind::RemovalComplete { .. }
+        | EventKind::BoardSnapshot { .. } => {}
+        EventKind::ClockChanged { op, reason } => {
+            let why = reason
+                .as_deref()
+                .filter(|r| !r.trim().is_empty())
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default();
+            let who = by(&e.actor);
+            let text = match *op {
+                ClockOp::Pause { .. } => Some(format!("Clocks paused{who}{why}")),
+                ClockOp::Resume { .. } => Some(format!("Clocks resumed{who}{why}")),
+                ClockOp::SetRemaining {
+                    side: s, remaining, ..
+                } => Some(format!(
+                    "{}'s clock set to {}{who}{why}",
+                    side(s),
+                    duration(remaining)
+                )),
+                ClockOp::AddTime {
+                    side: s, amount, ..
+                } => Some(format!(
+                    "{} added to {}'s clock{who}{why}",
+                    duration(amount),
+                    side(s)
+                )),
+                ClockOp::SubtractTime {
+                    side: s, amount, ..
+                } => Some(format!(
+                    "Penalty: {} taken from {}'s clock{who}{why}",
+                    duration(amount),
+                    side(s)
+                )),
+                // A settle that let a flag fall (the note names the side), once.
+                ClockOp::Settle { .. } => flagged
+                    .filter(|_| !std::mem::replace(&mut sheet.flag_noted, true))
+                    .map(|s| format!("{}'s flag fell", side(s))),
+                ClockOp::Start { .. } | ClockOp::Press { .. } | ClockOp::Stop { .. } => None,
+            };
+            if let Some(t) = text {
+                sheet.note(cited(t, rule));
+            }
+        }
+        EventKind::TimeCalled { side: s } => {
+            sheet.note(cited(format!("\"Time!\" called on {}", side(*s)), rule));
+        }
+        EventKind::DrawOffered { side: s, .. } => {
+            sheet.note(cited(format!("{} offers a draw", side(*s)), rule));
+        }
+        EventKind::DrawOfferAnswered {
+            side: s,
+            response,
+            by_move,
+        } => {
+            let how = if *by_move { " by moving" } else { "" };
+            let what = match response {
+                OfferResponse::Accept => "accepts the draw offer",
+                OfferResponse::Decline => "declines the draw offer",
+                OfferResponse::Postpone => "will answer the draw offer after the move",
+            };
+            sheet.note(cited(format!("{} {what}{how}", side(*s)), rule));
+        }
+        EventKind::ClaimMade {
+            side: s,
+            kind,
+            written_move,
+            correct,
+        } => {
+            let about = match kind {
+                ClaimKind::Repetition => "threefold repetition",
+                ClaimKind::MoveCount => "a move-count rule",
+            };
+            let mut t = format!("{} claims a draw by {about}", side(*s));
+            if let Some(m) = written_move {
+                let _ = write!(t, " with the move {m} written, not played");
+            }
+            let _ = write!(
+                t,
+                "; the judge finds the claim {}",
+                if *correct { "correct" } else { "incorrect" }
+            );
+            sheet.note(cited(t, rule));
+        }
+        EventKind::ClaimDecided { upheld, reason } => {
+            let claimant = before.claim().map(|c| format!("{}'s ", side(c.by)));
+            let t = format!(
+                "Ruling{}: {}draw claim {}{}",
+                by(&e.actor),
+                claimant.unwrap_or_default(),
+                if *upheld { "upheld" } else { "rejected" },
+                words(reason.as_deref())
+            );
+            sheet.note(cited(t, rule));
+        }
+        EventKind::Irregularity {
+            side: s,
+            kind,
+            detail,
+            ..
+        } => {
+            let mut t = format!("Irregularity by {}: {}", side(*s), irregularity(*kind));
+            if !detail.trim().is_empty() {
+                let _ = write!(t, " ({detail})");
+            }
+            sheet.note(cited(t, rule));
+        }
+        EventKind::IrregularityResolved {
+            ruling,
+            fen,
+            reason,
+        } => match ruling {
+            Some(Ruling::Stands) => {
+                let why = cited(
+                    format!(
+                        "Ruling{}: the irregular move stands{}",
+                        by(&e.actor),
+                        words(reason.as_deref())
+                    ),
+                    rule,
+                );
+                sheet.restart(fen, v, &why)?;
+            }
+            Some(Ruling::Corrected) => sheet.note(cited(
+                format!(
+                    "Ruling{}: the irregularity is corrected, the position stays {fen}{}",
+                    by(&e.actor),
+                    words(reason.as_deref())
+                ),
+                rule,
+            )),
+            None => sheet.note(cited("The board was put right".into(), rule)),
+        },
+        EventKind::Warning { side: s, reason } => {
+            let mut t = format!("Warning{} to {}", by(&e.actor), side(*s));
+            if !reason.trim().is_empty() {
+                let _ = write!(t, ": {reason}");
+            }
+            if count > 0 {
+                let _ = write!(t, " (warning {count} of {})", side(*s));
+            }
+            sheet.note(cited(t, rule));
+        }
+        EventKind::DrawConditionReached => sheet.note(cited(
+            "Draw condition reached; referred to the arbiter".into(),
+            rule,
+        )),
+        EventKind::FortyMoveCountStarted { side: s } => sheet.note(cited(
+            format!("40-move count started: {} must show a win", side(*s)),
+            rule,
+        )),
+        EventKind::PositionSet { fen, reason } => {
+            let why = cited(
+                format!(
+                    "Position set up{}{}",
+                    by(&e.actor),
+                    words(reason.as_deref())
+                ),
+                rule,
+            );
+            sheet.restart(fen, v, &why)?;
+        }
+        EventKind::Outage {
+            from_ms,
+            until_ms,
+            charged,
+        } => sheet.note(cited(
+            format!(
+                "Service outage of {}; {}",
+                duration(until_ms.saturating_sub(*from_ms)),
+                if *charged {
+                    "charged to the side on move"
+                } else {
+                    "not charged"
+                }
+            ),
+            rule,
+        )),
+        EventKind::GameEnded {
+            outcome: o,
+            reason,
+            note,
+        } => {
+            let mut t = format!(
+                "Result{}: {}, {}",
+                by(&e.actor),
+                outcome(*o),
+                end_reason(*reason)
+            );
+            if let Some(n) = note.as_deref().filter(|n| !n.trim().is_empty()) {
+                let _ = write!(t, ": {n}");
+            }
+            sheet.note(cited(t, rule));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{ArbiterAction, Command, GameSettings, Given, Now};
+    use crate::notation::pdn::read_games;
+    use crate::notation::replay::replay_record;
+
+    #[test]
+    fn clock_comments_are_lidraughts_form() {
+        assert_eq!(
+            clock_comment(Color::White, 597_000, 598_000),
+            "[%clock w0:09:57 B0:09:58]"
+        );
+        assert_eq!(
+            clock_comment(Color::Black, 597_499, 598_500),
+            "[%clock W0:09:57 b0:09:59]"
+        );
+        assert_eq!(
+            clock_comment(Color::White, 36_000_000 + 61_000, 0),
+            "[%clock w10:01:01 B0:00:00]"
+        );
+    }
+
+    /// An arbiter's free text with PDN's own brackets, a line break and a `%` stays one
+    /// comment, the record replays, and the text reads back (whitespace collapsed).
+    #[test]
+    fn free_text_cannot_break_the_record() {
+        let arb = Actor::Arbiter("a1".into());
+        let (mut s, created) = Session::create(
+            GameSettings::new(Variant::Russian),
+            None,
+            arb.clone(),
+            Now::from_mono(0),
+        )
+        .expect("create");
+        let mut log = vec![created];
+        let reason = "x ".repeat(30) + "[Event \"y\"]\n%escape {braces} ; (1. c3-d4)";
+        for (i, cmd) in [
+            Command::Start,
+            Command::SubmitMove {
+                side: Color::White,
+                notation: "c3-d4".into(),
+                offer_draw: false,
+            },
+            Command::Arbiter(
+                ArbiterAction::Warn { side: Color::Black },
+                Given {
+                    reason: Some(reason.clone()),
+                    rule: Some("RU 1.10".into()),
+                },
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let actor = if i == 1 {
+                Actor::Player(Color::White)
+            } else {
+                arb.clone()
+            };
+            log.extend(s.handle(&actor, cmd, Now::from_mono(i as u64)).expect("ok"));
+        }
+        let meta = GameMeta::default();
+        let pdn = export(&meta, &log).expect("exports");
+        let games = read_games(&pdn);
+        assert_eq!(games.len(), 1, "{pdn}");
+        let g = games[0].as_ref().expect("reads");
+        replay_record(g, None).expect("replays");
+        let text: Vec<&str> = reason.split_whitespace().collect();
+        assert_eq!(
+            g.moves[0].comments,
+            [format!(
+                "Warning by arbiter a1 to Black: {} (warning 1 of Black) (RU 1.10)",
+                text.join(" ")
+            )],
+            "{pdn}"
+        );
+    }
+
+    #[test]
+    fn an_empty_log_is_an_error() {
+        assert!(export(&GameMeta::default(), &[]).is_err());
+    }
 }

@@ -4,6 +4,8 @@
 //! players see it at once. The services are called in-process (no sockets), so the
 //! paused clock drives everything.
 
+use crate::common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -138,6 +140,7 @@ async fn moves_seen(api: &Api, token: &str) -> (u32, u32, usize) {
         .into_inner()
         .pdn;
     assert_eq!(listed.games.len(), 1);
+    common::pdn::replays(&pdn, draughts_arbiter::rules::Variant::Russian);
     (
         game.move_count,
         listed.games[0].move_count,

@@ -23,6 +23,7 @@ mod layout;
 mod metrics;
 mod notation_props;
 mod pdn;
+mod pdn_export;
 mod perft;
 mod reference_corners;
 mod reference_generator;

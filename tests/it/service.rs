@@ -2,6 +2,8 @@
 //! claim, the draw-offer rules, refusals that change nothing, the role matrix, and watch
 //! streams with concurrent moves.
 
+use crate::common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -206,10 +208,25 @@ async fn a_full_game_to_a_result() {
         .expect("pdn")
         .into_inner()
         .pdn;
-    assert!(
-        pdn.contains("1. c3-d4 b6-c5 2. d4:b6 a7:c5 3. g3-f4 1-0"),
+    // The export replays, with a clock comment after each move.
+    common::pdn::replays(&pdn, draughts_arbiter::rules::Variant::Russian);
+    let records = draughts_arbiter::notation::pdn::read_games(&pdn);
+    let record = records[0].as_ref().expect("reads");
+    let written: Vec<&str> = record.moves.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(
+        written,
+        ["c3-d4", "b6-c5", "d4:b6", "a7:c5", "g3-f4"],
         "{pdn}"
     );
+    assert!(
+        record.moves.iter().all(|m| m
+            .comments
+            .first()
+            .is_some_and(|c| c.starts_with("[%clock "))),
+        "{pdn}"
+    );
+    assert!(pdn.contains("[TimeControl \"600+5\"]"), "{pdn}");
+    assert!(pdn.ends_with(" 1-0\n"), "{pdn}");
 }
 
 #[tokio::test]

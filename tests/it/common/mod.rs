@@ -6,6 +6,8 @@
 // Each test module uses part of this one.
 #![allow(dead_code)]
 
+pub mod pdn;
+
 use std::path::{Path, PathBuf};
 
 use draughts_arbiter::notation::fen::parse_fen;
