@@ -329,7 +329,7 @@ pub fn summary_pb<'a>(
         .map(|(i, m)| pb::PlayedMove {
             r#move: Some(move_pb(&m.notation, &m.path, &m.captured)),
             side: side_pb(m.side),
-            move_number: ((i + usize::from(sum.black_first)) / 2 + 1) as u32,
+            move_number: ((i + usize::from(sum.second_first)) / 2 + 1) as u32,
             seq: m.seq,
             white_clock_ms: m.white_ms.map_or(-1, |c| c as i64),
             black_clock_ms: m.black_ms.map_or(-1, |c| c as i64),

@@ -342,9 +342,16 @@ impl Session {
 
     /// The score sheet's number of the move played at ply `ply` (0-based) from the
     /// game's start position.
+    /// The move number of the score sheet's `ply`-th move (from 0): a number is a move
+    /// of the variant's first player and the answer of its second (Black first in
+    /// English and pool), counted from the start position.
     fn move_number(&self, ply: usize) -> u32 {
-        let black_first = self.game.start().turn() == Color::Black;
-        ((ply + usize::from(black_first)) / 2 + 1) as u32
+        ((ply + usize::from(self.second_first())) / 2 + 1) as u32
+    }
+
+    /// Whether the start position has the variant's second player to move.
+    pub(super) fn second_first(&self) -> bool {
+        self.game.start().turn() != self.variant().rules().first_to_move
     }
 
     /// The game's settings.

@@ -73,8 +73,11 @@ pub struct GameSummary {
     pub stamps: Stamps,
     /// Moves on the score sheet.
     pub move_count: u32,
-    /// Whether the start position has black to move (for move numbers).
-    pub black_first: bool,
+    /// Whether the start position has the variant's second player to move (Black in
+    /// most variants, White in English and pool, where Black starts): the first move
+    /// is then numbered `1...` (for move numbers).
+    #[serde(alias = "black_first")]
+    pub second_first: bool,
 }
 
 impl Session {
@@ -88,7 +91,7 @@ impl Session {
             clock: self.clock.as_ref().map(|c| ClockReading::of(c, now)),
             stamps: self.stamps,
             move_count: self.moves.len() as u32,
-            black_first: self.game.start().turn() == Color::Black,
+            second_first: self.second_first(),
         }
     }
 

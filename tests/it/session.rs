@@ -1425,3 +1425,37 @@ fn fmjd_5_4_a_ruling_quoting_another_irregularity_is_refused() {
         EventKind::IrregularityResolved { reason: Some(r), .. } if r == "both players agreed"
     ));
 }
+
+/// Move numbers follow the variant's first player: in English draughts Black moves first,
+/// so Black's first move is 1 and White's answer is 1 too (it was numbered as if White
+/// had started: 1..., 2).
+#[test]
+fn move_numbers_count_from_the_variants_first_player() {
+    let mut t = Table::new(Variant::English, Some("10m"), None, |_| {});
+    t.mv(Black, "11-15");
+    t.mv(White, "23-19");
+    t.mv(Black, "8-11");
+    let (_, notes) = Session::replay_noted(&t.log).expect("replays");
+    let numbers: Vec<u32> = t
+        .log
+        .iter()
+        .zip(&notes)
+        .filter(|(e, _)| matches!(e.kind, EventKind::MovePlayed { .. }))
+        .map(|(_, n)| n.move_number)
+        .collect();
+    assert_eq!(numbers, vec![1, 1, 2]);
+    // Russian: White first, the same count.
+    let mut r = Table::russian();
+    r.mv(White, "c3-d4");
+    r.mv(Black, "f6-g5");
+    r.mv(White, "g3-h4");
+    let (_, notes) = Session::replay_noted(&r.log).expect("replays");
+    let numbers: Vec<u32> = r
+        .log
+        .iter()
+        .zip(&notes)
+        .filter(|(e, _)| matches!(e.kind, EventKind::MovePlayed { .. }))
+        .map(|(_, n)| n.move_number)
+        .collect();
+    assert_eq!(numbers, vec![1, 1, 2]);
+}
