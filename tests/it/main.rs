@@ -17,6 +17,7 @@ mod crash;
 mod delay;
 mod deploy_config;
 mod draws;
+mod event_fields;
 mod hub;
 mod hub_props;
 mod layout;
