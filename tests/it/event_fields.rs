@@ -5,7 +5,11 @@
 //! results), read back from `WatchGame` as a display reads them. Every field of every
 //! event message, and every kind, must be set (not its default) in at least one event:
 //! a field the server never fills is a lie. The field lists come from the proto's own
-//! descriptor, so a field added to the proto and never filled fails here.
+//! descriptor, so a field added to the proto and never filled fails here. And a
+//! display can rebuild the game from the stream alone: each of those games, a scripted
+//! one and real tournament games of every variant in `../shared/reference/games/`
+//! (Russian, International, English, Italian) replayed through the API, folded from its
+//! `WatchGame` stream, equals `GetGame` field by field.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -19,6 +23,7 @@ use draughts_arbiter::api::pb::broadcast_service_server::BroadcastService;
 use draughts_arbiter::api::pb::game_service_server::GameService;
 use draughts_arbiter::game::{Actor, BoardInput, Command, Occupancy};
 use draughts_arbiter::hub::Hub;
+use draughts_arbiter::rules::Variant;
 use draughts_arbiter::store::{EventStore, MemoryStore};
 use prost::Message;
 use prost_types::{DescriptorProto, FileDescriptorSet};
@@ -551,7 +556,19 @@ async fn every_field_of_every_event_is_filled_somewhere() {
     }
     let mut count = 0;
     for id in ["apps", "board", "capture", "flag", "outage"] {
-        for e in t2.events(id).await {
+        let events = t2.events(id).await;
+        let got = t2
+            .api
+            .get_game(req(pb::GetGameRequest { game_id: id.into() }))
+            .await
+            .expect("get")
+            .into_inner();
+        assert_eq!(
+            comparable(fold(id, &events)),
+            comparable(got),
+            "{id}: the folded stream is not GetGame"
+        );
+        for e in events {
             count += 1;
             visit(
                 &messages,
@@ -595,4 +612,290 @@ async fn every_field_of_every_event_is_filled_somewhere() {
         missing.is_empty(),
         "fields never filled in {count} events (fill them, or list them in NOT_COVERED with the reason): {missing:#?}"
     );
+}
+
+/// What a display knows from a game's `WatchGame` stream alone: the `Game` as GetGame
+/// gives it, folded event by event (for a finished game, whose clocks have stopped).
+fn fold(id: &str, events: &[pb::GameEvent]) -> pb::Game {
+    use pb::game_event::Kind;
+    let mut g = pb::Game {
+        id: id.into(),
+        status: pb::GameStatus::Created as i32,
+        ..Default::default()
+    };
+    for e in events {
+        g.last_seq = e.seq;
+        let clock = |c: &Option<pb::ClockSnapshot>, g: &mut pb::Game| {
+            if let Some(c) = c {
+                g.white_clock_ms = c.white_ms;
+                g.black_clock_ms = c.black_ms;
+                g.clock = Some(c.clone());
+            }
+        };
+        match e.kind.as_ref().expect("a kind") {
+            Kind::GameCreated(c) => {
+                g.variant = c.variant;
+                g.time_control = c.time_control.clone();
+                g.white = c.white.clone();
+                g.black = c.black.clone();
+                g.event = c.event.clone();
+                g.round = c.round.clone();
+                g.board = c.board;
+                g.start_fen = c.start_fen.clone();
+                g.fen = c.start_fen.clone();
+                g.settings = c.settings.clone();
+                g.created_at = e.server_time;
+                g.white_clock_ms = -1;
+                g.black_clock_ms = -1;
+            }
+            Kind::GameStarted(s) => {
+                g.status = pb::GameStatus::Running as i32;
+                g.started_at = e.server_time;
+                clock(&s.clock, &mut g);
+            }
+            Kind::MovePlayed(m) => {
+                let c = m.clock.clone().unwrap_or_default();
+                let timed = m.clock.is_some();
+                g.moves.push(pb::PlayedMove {
+                    r#move: m.r#move.clone(),
+                    side: m.side,
+                    move_number: m.move_number,
+                    seq: e.seq,
+                    white_clock_ms: if timed { c.white_ms } else { -1 },
+                    black_clock_ms: if timed { c.black_ms } else { -1 },
+                    time_spent_ms: m.time_spent_ms,
+                    fen_after: m.fen_after.clone(),
+                });
+                g.fen = m.fen_after.clone();
+                clock(&m.clock, &mut g);
+            }
+            Kind::ClockPressed(p) => {
+                // The press completes the move: the sheet keeps the clocks after it.
+                if let (Some(c), Some(last)) = (&p.clock, g.moves.last_mut()) {
+                    last.white_clock_ms = c.white_ms;
+                    last.black_clock_ms = c.black_ms;
+                }
+                clock(&p.clock, &mut g);
+            }
+            Kind::DrawOffered(o) => {
+                g.pending_draw_offer = Some(pb::PendingDrawOffer {
+                    side: o.side,
+                    seq: e.seq,
+                    postponed: false,
+                });
+            }
+            Kind::DrawOfferPostponed(_) => {
+                if let Some(o) = g.pending_draw_offer.as_mut() {
+                    o.postponed = true;
+                }
+            }
+            Kind::DrawOfferAccepted(_) | Kind::DrawOfferDeclined(_) => g.pending_draw_offer = None,
+            Kind::DrawClaimed(c) => {
+                g.pending_claim = Some(pb::PendingClaim {
+                    side: c.side,
+                    seq: e.seq,
+                    kind: c.kind,
+                    written_move: c.written_move.clone(),
+                })
+            }
+            Kind::ClaimDecided(_) => g.pending_claim = None,
+            Kind::IrregularityFlagged(i) => {
+                g.pending_irregularities = vec![pb::PendingIrregularity {
+                    seq: e.seq,
+                    kind: i.kind,
+                    side: i.side,
+                    rule: e.rule.clone(),
+                }]
+            }
+            Kind::IrregularityRuled(r) => {
+                g.pending_irregularities.clear();
+                g.fen = r.fen_after.clone();
+                // A move that stands is a new start: the rules' history begins there.
+                if r.ruling == pb::IrregularityRuling::Stands as i32 {
+                    g.start_fen = r.fen_after.clone();
+                }
+            }
+            Kind::PositionSet(p) => {
+                g.fen = p.fen.clone();
+                g.start_fen = p.fen.clone();
+                g.pending_irregularities.clear();
+            }
+            Kind::WarningIssued(w) => g.warnings.push(pb::Warning {
+                side: w.side,
+                reason: w.reason.clone(),
+                rule: e.rule.clone(),
+                seq: e.seq,
+            }),
+            Kind::ClocksPaused(p) => clock(&p.clock, &mut g),
+            Kind::ClocksResumed(r) => clock(&r.clock, &mut g),
+            Kind::ClockAdjusted(a) => clock(&a.clock, &mut g),
+            Kind::FlagFell(f) => clock(&f.clock, &mut g),
+            Kind::OutageRecorded(o) => clock(&o.clock, &mut g),
+            Kind::GameFinished(f) => {
+                g.status = pb::GameStatus::Finished as i32;
+                g.result = f.result;
+                g.result_reason = f.reason;
+                g.rule = e.rule.clone();
+                g.finished_at = e.server_time;
+                clock(&f.clock, &mut g);
+            }
+            _ => {}
+        }
+    }
+    g.move_count = g.moves.len() as u32;
+    g
+}
+
+/// GetGame, with what differs between two readings of a stopped clock (the instant of
+/// the reading) set aside, and the side to move taken from its FEN.
+fn comparable(mut g: pb::Game) -> pb::Game {
+    if let Some(c) = g.clock.as_mut() {
+        c.read_at = None;
+    }
+    g.side_to_move = 0;
+    g
+}
+
+/// The folded stream is GetGame, field by field, for the scripted games above and for
+/// real tournament games of every variant in `../shared/reference/games/`, replayed
+/// move by move through the API and finished by the arbiter.
+#[tokio::test(start_paused = true)]
+async fn a_watch_stream_folds_into_get_game() {
+    let store = Arc::new(MemoryStore::new());
+    let hub = Hub::new(store, false);
+    let t = T {
+        api: Api::new(hub.clone(), Arc::new(Tokens::new(&[]))),
+        hub,
+    };
+    // A scripted game with an offer, a claim, a warning, a pause and a set position.
+    t.create(
+        "scripted",
+        "W:WKc1,e3,g3,h2,f2:BKh8,b6,d6,c7",
+        "10m+5s",
+        |s| {
+            s.claims_need_arbiter = true;
+        },
+    )
+    .await;
+    t.mv("scripted", true, "c1-d2", true).await;
+    for (w, m) in [(false, "h8-g7"), (true, "d2-c1"), (false, "g7-h8")] {
+        advance(Duration::from_secs(2)).await;
+        t.mv("scripted", w, m, false).await;
+    }
+    t.api
+        .issue_warning(req(pb::IssueWarningRequest {
+            game_id: "scripted".into(),
+            side: side(false),
+            reason: "talking".into(),
+            rule: "RU 1.10".into(),
+        }))
+        .await
+        .expect("warn");
+    t.api
+        .pause_clocks(req(pb::PauseClocksRequest {
+            game_id: "scripted".into(),
+            reason: "noise".into(),
+            rule: String::new(),
+        }))
+        .await
+        .expect("pause");
+    t.declare("scripted").await;
+    let mut ids = vec![("scripted".to_string(), "scripted game".to_string())];
+
+    // Real games: the first two of each reference file, every variant there is.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/games");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "pdn"))
+        .collect();
+    files.sort();
+    let mut n = 0;
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("pdn");
+        let games = draughts_arbiter::notation::pdn::read_games(&text);
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        // Files without a GameType tag: the variant their README gives.
+        let forced = [
+            ("abatsiev", Variant::Russian),
+            ("nk2003", Variant::International),
+            ("OCA", Variant::English),
+            ("Campionato", Variant::Italian),
+        ]
+        .iter()
+        .find(|(prefix, _)| name.starts_with(prefix))
+        .map(|(_, v)| *v);
+        for game in games.iter().filter_map(|g| g.as_ref().ok()).take(2) {
+            let Ok(variant) = draughts_arbiter::notation::replay::game_variant(game, forced) else {
+                continue;
+            };
+            let id = format!("ref{n}");
+            n += 1;
+            let pb_variant = draughts_arbiter::api::convert::variant_pb(variant) as i32;
+            let fen = game.fen().unwrap_or_default().to_string();
+            let created = t
+                .api
+                .create_game(req(pb::CreateGameRequest {
+                    game_id: id.clone(),
+                    variant: pb_variant,
+                    time_control: String::new(),
+                    event: game.tag("Event").unwrap_or_default().into(),
+                    start_fen: fen,
+                    ..Default::default()
+                }))
+                .await;
+            if created.is_err() {
+                continue;
+            }
+            t.api
+                .start_game(req(pb::StartGameRequest {
+                    game_id: id.clone(),
+                    expected_seq: 0,
+                }))
+                .await
+                .expect("start");
+            for m in &game.moves {
+                let played = t
+                    .api
+                    .submit_move(req(pb::SubmitMoveRequest {
+                        game_id: id.clone(),
+                        r#move: m.text.clone(),
+                        ..Default::default()
+                    }))
+                    .await;
+                if played.is_err() {
+                    break;
+                }
+            }
+            let g = t
+                .api
+                .get_game(req(pb::GetGameRequest {
+                    game_id: id.clone(),
+                }))
+                .await
+                .expect("get")
+                .into_inner();
+            if g.result == 0 {
+                t.declare(&id).await;
+            }
+            ids.push((id, name.to_string()));
+        }
+    }
+    assert!(n >= 8, "{n} reference games from {} files", files.len());
+    for (id, source) in ids {
+        let events = t.events(&id).await;
+        let got = t
+            .api
+            .get_game(req(pb::GetGameRequest {
+                game_id: id.clone(),
+            }))
+            .await
+            .expect("get")
+            .into_inner();
+        assert_eq!(
+            comparable(fold(&id, &events)),
+            comparable(got),
+            "{id} ({source}): the folded stream is not GetGame"
+        );
+    }
 }
