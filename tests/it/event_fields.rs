@@ -629,7 +629,7 @@ fn fold(id: &str, events: &[pb::GameEvent]) -> pb::Game {
             if let Some(c) = c {
                 g.white_clock_ms = c.white_ms;
                 g.black_clock_ms = c.black_ms;
-                g.clock = Some(c.clone());
+                g.clock = Some(*c);
             }
         };
         match e.kind.as_ref().expect("a kind") {
@@ -643,7 +643,7 @@ fn fold(id: &str, events: &[pb::GameEvent]) -> pb::Game {
                 g.board = c.board;
                 g.start_fen = c.start_fen.clone();
                 g.fen = c.start_fen.clone();
-                g.settings = c.settings.clone();
+                g.settings = c.settings;
                 g.created_at = e.server_time;
                 g.white_clock_ms = -1;
                 g.black_clock_ms = -1;
@@ -654,7 +654,7 @@ fn fold(id: &str, events: &[pb::GameEvent]) -> pb::Game {
                 clock(&s.clock, &mut g);
             }
             Kind::MovePlayed(m) => {
-                let c = m.clock.clone().unwrap_or_default();
+                let c = m.clock.unwrap_or_default();
                 let timed = m.clock.is_some();
                 g.moves.push(pb::PlayedMove {
                     r#move: m.r#move.clone(),
