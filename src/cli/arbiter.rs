@@ -196,7 +196,8 @@ pub enum ArbiterAction {
         /// Correct or incorrect.
         #[arg(value_enum)]
         ruling: ClaimRulingArg,
-        /// The claim's seq (default: the game's pending claim, read first).
+        /// The claim's seq; the server refuses another than the pending claim's (default:
+        /// whatever claim is pending).
         #[arg(long)]
         seq: Option<u64>,
         /// Why (recorded).
@@ -213,7 +214,8 @@ pub enum ArbiterAction {
         /// Stands or corrected.
         #[arg(value_enum)]
         ruling: IrregularityRulingArg,
-        /// The irregularity's seq (default: the game's only pending one, read first).
+        /// The irregularity's seq; the server refuses another than the outstanding one's
+        /// (default: whatever irregularity is outstanding).
         #[arg(long)]
         seq: Option<u64>,
         /// Why (recorded).
@@ -423,24 +425,8 @@ async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
             reason,
             rule,
         } => {
-            let claim_seq = match seq {
-                Some(s) => *s,
-                None => {
-                    let g = games
-                        .get_game(request(
-                            t,
-                            pb::GetGameRequest {
-                                game_id: id.clone(),
-                            },
-                        ))
-                        .await
-                        .map_err(st)?
-                        .into_inner();
-                    g.pending_claim
-                        .map(|c| c.seq)
-                        .ok_or_else(|| format!("game {id} has no pending claim to rule on"))?
-                }
-            };
+            // No --seq: 0, which the server takes as the pending claim.
+            let claim_seq = seq.unwrap_or(0);
             let ruling = match ruling {
                 ClaimRulingArg::Correct => pb::ClaimRuling::Correct,
                 ClaimRulingArg::Incorrect => pb::ClaimRuling::Incorrect,
@@ -468,34 +454,8 @@ async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
             reason,
             rule,
         } => {
-            let irregularity_seq = match seq {
-                Some(s) => *s,
-                None => {
-                    let g = games
-                        .get_game(request(
-                            t,
-                            pb::GetGameRequest {
-                                game_id: id.clone(),
-                            },
-                        ))
-                        .await
-                        .map_err(st)?
-                        .into_inner();
-                    match g.pending_irregularities.as_slice() {
-                        [one] => one.seq,
-                        [] => return Err(format!("game {id} has no pending irregularity")),
-                        many => {
-                            let seqs: Vec<String> =
-                                many.iter().map(|i| i.seq.to_string()).collect();
-                            return Err(format!(
-                                "game {id} has {} pending irregularities (seqs {}): give --seq",
-                                many.len(),
-                                seqs.join(", ")
-                            ));
-                        }
-                    }
-                }
-            };
+            // No --seq: 0, which the server takes as the outstanding irregularity.
+            let irregularity_seq = seq.unwrap_or(0);
             let ruling = match ruling {
                 IrregularityRulingArg::Stands => pb::IrregularityRuling::Stands,
                 IrregularityRulingArg::Corrected => pb::IrregularityRuling::Corrected,

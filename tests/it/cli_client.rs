@@ -327,14 +327,17 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
     );
     assert_eq!(
         err.trim(),
-        "error: game cli-1 has no pending claim to rule on"
+        "error: FAILED_PRECONDITION: there is no pending claim (RU 1.9.2)"
     );
     let err = fails(
         url,
         Some(TOKEN),
         &["arbiter", "rule-irregularity", "cli-1", "stands"],
     );
-    assert_eq!(err.trim(), "error: game cli-1 has no pending irregularity");
+    assert_eq!(
+        err.trim(),
+        "error: FAILED_PRECONDITION: there is no irregularity to rule on (FMJD 5.4)"
+    );
 
     // Set the position (the game's own, with a reason), then declare the result.
     let fen = json_lines(&ok(url, &["game", "--json", "show", "cli-1"]))[0]["game"]["fen"]
