@@ -454,3 +454,120 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
     assert_eq!(adjust["actor"]["kind"], "ACTOR_KIND_ARBITER");
     assert_eq!(adjust["data"]["add_ms"], 60_000);
 }
+
+/// The README's command-line block, run as written: each `draughts-arbiter` command in
+/// order (with `$A` the test server's address and an arbiter's token), and each `# …`
+/// line under a command is a line it printed, `…` matching anything (times, clocks). A
+/// line starting `error:` is expected on stderr, with exit code 1.
+#[test]
+fn the_readmes_command_line_block_runs_as_written() {
+    let url = start_server();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let start = readme
+        .find("```sh\nA=\"--server http://127.0.0.1:50051\"")
+        .expect("the README's command-line block");
+    let block = &readme[start + 6..];
+    let block = &block[..block.find("```").expect("the block's end")];
+    // Commands (continued lines joined) and the expected lines under each.
+    let mut steps: Vec<(String, Vec<String>)> = Vec::new();
+    let mut pending = String::new();
+    for line in block.lines() {
+        if let Some(expected) = line.strip_prefix("# ") {
+            steps
+                .last_mut()
+                .expect("an expected line follows a command")
+                .1
+                .push(expected.to_string());
+            continue;
+        }
+        if line.starts_with("A=") || line.trim().is_empty() {
+            continue;
+        }
+        pending.push_str(line.trim_end_matches('\\'));
+        if line.ends_with('\\') {
+            continue;
+        }
+        let command = std::mem::take(&mut pending);
+        // A trailing comment (two spaces and `#`) is not part of the command.
+        let command = match command.find("  #") {
+            Some(i) => command[..i].to_string(),
+            None => command,
+        };
+        steps.push((command, Vec::new()));
+    }
+    assert!(steps.len() >= 20, "{} commands", steps.len());
+    for (command, expected) in &steps {
+        let words = shell_words(command);
+        assert_eq!(words[0], "draughts-arbiter", "{command}");
+        assert_eq!(words[2], "$A", "{command}");
+        let args: Vec<&str> = std::iter::once(words[1].as_str())
+            .chain(words[3..].iter().map(String::as_str))
+            .collect();
+        let out = cli_raw(&url, Some(TOKEN), &args);
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        let wants_error = expected.iter().any(|e| e.starts_with("error:"));
+        assert_eq!(
+            out.status.code(),
+            Some(if wants_error { 1 } else { 0 }),
+            "{command}\nstdout: {stdout}\nstderr: {stderr}"
+        );
+        let printed = if wants_error { &stderr } else { &stdout };
+        for want in expected {
+            assert!(
+                printed.lines().any(|l| matches_pattern(l, want)),
+                "{command}: no line like\n  {want}\nin\n{printed}"
+            );
+        }
+    }
+}
+
+/// The words of a shell command line: spaces separate, double quotes group.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for c in line.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            c => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(word);
+    }
+    words
+}
+
+/// Whether `line` is `pattern` with each `…` standing for any text.
+fn matches_pattern(line: &str, pattern: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('…').collect();
+    let Some(rest) = line.strip_prefix(parts[0]) else {
+        return false;
+    };
+    let mut rest = rest;
+    for (i, part) in parts.iter().enumerate().skip(1) {
+        if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        }
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
