@@ -571,3 +571,107 @@ fn matches_pattern(line: &str, pattern: &str) -> bool {
     }
     rest.is_empty()
 }
+
+/// The README's five-minute walkthrough, run as written with `sh` (the binary first on
+/// `PATH`, `ARBITER_SERVER` and `ARBITER_TOKEN` pointing at a test server): each line in
+/// order, `ID=$(…)` setting the game id the later lines use; the `watch` line, meant for
+/// a third terminal, runs in the background and must have printed the moves by the end.
+/// A line whose comment says `error` or `refused` must exit 1; every other line 0.
+#[test]
+fn the_readmes_walkthrough_runs_as_written() {
+    let url = start_server();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let start = readme
+        .find("## Five-minute walkthrough")
+        .expect("the walkthrough");
+    let block = &readme[start..];
+    let block = &block[block.find("```sh\n").expect("its sh block") + 6..];
+    let block = &block[..block.find("```").expect("the block's end")];
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_draughts-arbiter"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().expect("the binary's folder").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let sh = |line: &str, id: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(line)
+            .env("PATH", &path)
+            .env("ARBITER_SERVER", &url)
+            .env("ARBITER_TOKEN", TOKEN)
+            .env("ID", id)
+            .output()
+            .expect("sh")
+    };
+    let mut id = String::new();
+    let mut watch = None;
+    let mut pending = String::new();
+    let mut ran = 0;
+    for line in block.lines() {
+        if line.trim_start().starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        pending.push_str(line.trim_end_matches('\\'));
+        if line.ends_with('\\') {
+            continue;
+        }
+        let command = std::mem::take(&mut pending);
+        let (command, comment) = match command.find("  #") {
+            Some(i) => (command[..i].trim().to_string(), command[i..].to_string()),
+            None => (command.trim().to_string(), String::new()),
+        };
+        ran += 1;
+        if let Some(rest) = command.strip_prefix("ID=$(") {
+            let inner = rest.strip_suffix(')').expect("ID=$(…)");
+            let out = sh(inner, "");
+            assert!(out.status.success(), "{inner}: {out:?}");
+            id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            assert!(!id.is_empty(), "{inner} printed no id");
+            continue;
+        }
+        if command.contains(" watch ") {
+            // `exec`: the watch itself is the child, so stopping it closes its output.
+            let child = Command::new("sh")
+                .arg("-c")
+                .arg(format!("exec {command}"))
+                .env("PATH", &path)
+                .env("ARBITER_SERVER", &url)
+                .env("ARBITER_TOKEN", TOKEN)
+                .env("ID", &id)
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("watch");
+            watch = Some(child);
+            // Let the stream open before the moves.
+            std::thread::sleep(Duration::from_millis(300));
+            continue;
+        }
+        let out = sh(&command, &id);
+        let refused = comment.contains("error") || comment.contains("refused");
+        assert_eq!(
+            out.status.code(),
+            Some(if refused { 1 } else { 0 }),
+            "{command} {comment}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(ran >= 10, "{ran} lines ran");
+    let mut watch = watch.expect("the walkthrough watches the game");
+    std::thread::sleep(Duration::from_millis(300));
+    watch.kill().expect("stop the watch");
+    let seen = watch.wait_with_output().expect("watch output");
+    let seen = String::from_utf8_lossy(&seen.stdout);
+    for needle in [
+        "white played 1. c3-d4",
+        "black played 1... b6-a5",
+        "white offered a draw",
+    ] {
+        assert!(
+            seen.contains(needle),
+            "the watch printed no {needle:?}:\n{seen}"
+        );
+    }
+}
