@@ -192,6 +192,24 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         reply!(IssueWarningResponse, pair)
     }
 
+    async fn start_forty_move_count(
+        &self,
+        req: Request<pb::StartFortyMoveCountRequest>,
+    ) -> Result<Response<pb::StartFortyMoveCountResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = req.into_inner();
+        let side = convert::side(r.side, "side").map_err(bad)?;
+        let pair = self
+            .arbitrate(
+                role,
+                &r.game_id,
+                ArbiterAction::StartFortyMoveCount { side },
+                given(r.reason, r.rule),
+            )
+            .await?;
+        reply!(StartFortyMoveCountResponse, pair)
+    }
+
     async fn set_position(
         &self,
         req: Request<pb::SetPositionRequest>,

@@ -189,6 +189,21 @@ pub enum ArbiterAction {
         #[arg(long, default_value = "")]
         rule: String,
     },
+    /// Start the English 40-move count for the side that must show a win
+    /// (StartFortyMoveCount; English draughts only).
+    FortyMoveCount {
+        /// Game id.
+        id: String,
+        /// The side that must show a win within 40 moves.
+        #[arg(long, value_enum)]
+        side: SideArg,
+        /// Why (recorded).
+        #[arg(long, default_value = "")]
+        reason: String,
+        /// The rule applied, if one is (recorded as the event's rule).
+        #[arg(long, default_value = "")]
+        rule: String,
+    },
     /// Rule on the pending draw claim (RuleOnClaim).
     RuleClaim {
         /// Game id.
@@ -407,6 +422,27 @@ async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
                 .issue_warning(request(
                     t,
                     pb::IssueWarningRequest {
+                        game_id: id.clone(),
+                        side: side(Some(*s)),
+                        reason: reason.clone(),
+                        rule: rule.clone(),
+                    },
+                ))
+                .await
+                .map_err(st)?
+                .into_inner();
+            (r.game, r.events)
+        }
+        ArbiterAction::FortyMoveCount {
+            id,
+            side: s,
+            reason,
+            rule,
+        } => {
+            let r = arb
+                .start_forty_move_count(request(
+                    t,
+                    pb::StartFortyMoveCountRequest {
                         game_id: id.clone(),
                         side: side(Some(*s)),
                         reason: reason.clone(),

@@ -2,7 +2,8 @@
 //! every kind of event the API can cause (moves from apps, boards and snapshots, offers
 //! and their answers, a claim and its ruling, irregularities and rulings, warnings,
 //! pauses, clock adjustments, a set position, a move-count referral, a flag, an outage,
-//! results), read back from `WatchGame` as a display reads them. Every field of every
+//! English "Time!" and the 40-move count, a DGT period ending on the flag, results),
+//! read back from `WatchGame` as a display reads them. Every field of every
 //! event message, and every kind, must be set (not its default) in at least one event:
 //! a field the server never fills is a lie. The field lists come from the proto's own
 //! descriptor, so a field added to the proto and never filled fails here. And a
@@ -39,18 +40,6 @@ const NOT_COVERED: &[(&str, &str)] = &[
         "sent only to a watcher that falls behind, never in a log (tests/it/hub.rs); its game is GetGame's",
     ),
     (
-        "GameEvent.forty_move_count_started",
-        "no RPC starts the English 40-move count yet (the judge has the action)",
-    ),
-    (
-        "GameEvent.clock_state",
-        "a period ending on the flag in DGT mode (period_on_flag) moves the clock on; not scripted here",
-    ),
-    (
-        "GameEvent.time_called",
-        "the English \"Time!\" rule needs a move-limit control, not scripted here",
-    ),
-    (
         "BoardOccupancy.occupied",
         "colour-blind snapshots are refused (the proto says so)",
     ),
@@ -75,6 +64,17 @@ struct T {
 
 impl T {
     async fn create(&self, id: &str, fen: &str, tc: &str, f: impl FnOnce(&mut pb::GameSettings)) {
+        self.create_in(pb::Variant::Russian, id, fen, tc, f).await;
+    }
+
+    async fn create_in(
+        &self,
+        variant: pb::Variant,
+        id: &str,
+        fen: &str,
+        tc: &str,
+        f: impl FnOnce(&mut pb::GameSettings),
+    ) {
         let mut settings = pb::GameSettings::default();
         f(&mut settings);
         let player = |name: &str| {
@@ -88,7 +88,7 @@ impl T {
         self.api
             .create_game(req(pb::CreateGameRequest {
                 game_id: id.into(),
-                variant: pb::Variant::Russian as i32,
+                variant: variant as i32,
                 time_control: tc.into(),
                 white: player("Ann"),
                 black: player("Bob"),
@@ -511,6 +511,37 @@ async fn every_field_of_every_event_is_filled_somewhere() {
     t.board("capture", BoardInput::Lift(18)).await;
     t.declare("capture").await;
 
+    // 2c. English: the arbiter starts the 40-move count; "Time!" is called on a side
+    //     that does not move within the move limit, which then loses (EN Time!).
+    t.create_in(
+        pb::Variant::English,
+        "english",
+        "",
+        "10m; move-limit 5s+1s",
+        |_| {},
+    )
+    .await;
+    t.api
+        .start_forty_move_count(req(pb::StartFortyMoveCountRequest {
+            game_id: "english".into(),
+            side: side(false),
+            reason: "White asked for it".into(),
+            rule: String::new(),
+        }))
+        .await
+        .expect("40-move count");
+    for _ in 0..80 {
+        advance(Duration::from_millis(100)).await;
+        tokio::task::yield_now().await;
+    }
+    // 2d. DGT mode: the first period ends on the flag and the next one begins.
+    t.create("dgt", "", "2s/40 then 10m; dgt", |_| {}).await;
+    for _ in 0..40 {
+        advance(Duration::from_millis(100)).await;
+        tokio::task::yield_now().await;
+    }
+    t.declare("dgt").await;
+
     // 3. A move-count draw referred to the arbiter (kings only), then a flag.
     t.create("flag", "W:WK29,K32:BK1,K4", "1m", |s| {
         s.move_count_draws = pb::MoveCountDraws::ReferredToArbiter as i32;
@@ -555,7 +586,9 @@ async fn every_field_of_every_event_is_filled_somewhere() {
         }
     }
     let mut count = 0;
-    for id in ["apps", "board", "capture", "flag", "outage"] {
+    for id in [
+        "apps", "board", "capture", "english", "dgt", "flag", "outage",
+    ] {
         let events = t2.events(id).await;
         let got = t2
             .api
