@@ -9,12 +9,12 @@ use super::pb;
 use super::service::Api;
 use crate::game::{ArbiterAction, Declared, Given, Ruling};
 
-/// The reason and rule of a request (blank: none).
+/// The reason and rule of a request, as given (the judge trims them, takes blank as
+/// none and checks their limits).
 fn given(reason: String, rule: String) -> Given {
-    let text = |t: String| Some(t).filter(|t| !t.trim().is_empty());
     Given {
-        reason: text(reason),
-        rule: text(rule),
+        reason: Some(reason),
+        rule: Some(rule),
     }
 }
 

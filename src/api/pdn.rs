@@ -681,7 +681,7 @@ mod tests {
                 ArbiterAction::Warn { side: Color::Black },
                 Given {
                     reason: Some(reason.clone()),
-                    rule: Some("RU 1.10".into()),
+                    rule: Some("RU 1.9.4".into()),
                 },
             ),
         ]
@@ -705,7 +705,7 @@ mod tests {
         assert_eq!(
             g.moves[0].comments,
             [format!(
-                "Warning by arbiter a1 to Black: {} (warning 1 of Black) (RU 1.10)",
+                "Warning by arbiter a1 to Black: {} (warning 1 of Black) (RU 1.9.4)",
                 text.join(" ")
             )],
             "{pdn}"

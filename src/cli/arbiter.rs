@@ -168,7 +168,7 @@ pub enum ArbiterAction {
         /// Why the game ended (default: arbiter-decision).
         #[arg(long, value_enum)]
         reason: Option<ReasonArg>,
-        /// The rule applied, e.g. "RU 1.10".
+        /// The rule applied, e.g. "RU 1.9.4".
         #[arg(long, default_value = "")]
         rule: String,
         /// The arbiter's explanation (recorded).
@@ -321,36 +321,31 @@ async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
     let t = &args.connection.token;
     let json = args.connection.json;
     let st = |s: tonic::Status| status_text(&s);
+    // One request: sent with the token, its refusal as text, the game and events back.
+    macro_rules! call {
+        ($client:ident . $method:ident ($request:expr)) => {{
+            let r = $client
+                .$method(request(t, $request))
+                .await
+                .map_err(st)?
+                .into_inner();
+            (r.game, r.events)
+        }};
+    }
     let (game, events) = match &args.action {
         ArbiterAction::Pause { id, reason, rule } => {
-            let r = arb
-                .pause_clocks(request(
-                    t,
-                    pb::PauseClocksRequest {
-                        game_id: id.clone(),
-                        reason: reason.clone(),
-                        rule: rule.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
-            (r.game, r.events)
+            call!(arb.pause_clocks(pb::PauseClocksRequest {
+                game_id: id.clone(),
+                reason: reason.clone(),
+                rule: rule.clone(),
+            }))
         }
         ArbiterAction::Resume { id, reason, rule } => {
-            let r = arb
-                .resume_clocks(request(
-                    t,
-                    pb::ResumeClocksRequest {
-                        game_id: id.clone(),
-                        reason: reason.clone(),
-                        rule: rule.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
-            (r.game, r.events)
+            call!(arb.resume_clocks(pb::ResumeClocksRequest {
+                game_id: id.clone(),
+                reason: reason.clone(),
+                rule: rule.clone(),
+            }))
         }
         ArbiterAction::Adjust {
             id,
@@ -366,21 +361,13 @@ async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
                 (None, Some(ms)) => Change::AddMs(*ms),
                 (None, None) => return Err("adjust: --set or --add required".into()),
             };
-            let r = arb
-                .adjust_clock(request(
-                    t,
-                    pb::AdjustClockRequest {
-                        game_id: id.clone(),
-                        side: side(Some(*s)),
-                        change: Some(change),
-                        reason: reason.clone(),
-                        rule: rule.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
-            (r.game, r.events)
+            call!(arb.adjust_clock(pb::AdjustClockRequest {
+                game_id: id.clone(),
+                side: side(Some(*s)),
+                change: Some(change),
+                reason: reason.clone(),
+                rule: rule.clone(),
+            }))
         }
         ArbiterAction::Declare {
             id,
@@ -396,21 +383,13 @@ async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
                 ResultArg::BothLose => pb::GameResult::BothLose,
                 ResultArg::Annulled => pb::GameResult::Annulled,
             };
-            let r = arb
-                .declare_result(request(
-                    t,
-                    pb::DeclareResultRequest {
-                        game_id: id.clone(),
-                        result: result as i32,
-                        reason: reason.map_or(0, |r| r.proto() as i32),
-                        rule: rule.clone(),
-                        explanation: explanation.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
-            (r.game, r.events)
+            call!(arb.declare_result(pb::DeclareResultRequest {
+                game_id: id.clone(),
+                result: result as i32,
+                reason: reason.map_or(0, |r| r.proto() as i32),
+                rule: rule.clone(),
+                explanation: explanation.clone(),
+            }))
         }
         ArbiterAction::Warn {
             id,
@@ -418,20 +397,12 @@ async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
             reason,
             rule,
         } => {
-            let r = arb
-                .issue_warning(request(
-                    t,
-                    pb::IssueWarningRequest {
-                        game_id: id.clone(),
-                        side: side(Some(*s)),
-                        reason: reason.clone(),
-                        rule: rule.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
-            (r.game, r.events)
+            call!(arb.issue_warning(pb::IssueWarningRequest {
+                game_id: id.clone(),
+                side: side(Some(*s)),
+                reason: reason.clone(),
+                rule: rule.clone(),
+            }))
         }
         ArbiterAction::FortyMoveCount {
             id,
@@ -439,20 +410,12 @@ async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
             reason,
             rule,
         } => {
-            let r = arb
-                .start_forty_move_count(request(
-                    t,
-                    pb::StartFortyMoveCountRequest {
-                        game_id: id.clone(),
-                        side: side(Some(*s)),
-                        reason: reason.clone(),
-                        rule: rule.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
-            (r.game, r.events)
+            call!(arb.start_forty_move_count(pb::StartFortyMoveCountRequest {
+                game_id: id.clone(),
+                side: side(Some(*s)),
+                reason: reason.clone(),
+                rule: rule.clone(),
+            }))
         }
         ArbiterAction::RuleClaim {
             id,
@@ -467,21 +430,13 @@ async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
                 ClaimRulingArg::Correct => pb::ClaimRuling::Correct,
                 ClaimRulingArg::Incorrect => pb::ClaimRuling::Incorrect,
             };
-            let r = arb
-                .rule_on_claim(request(
-                    t,
-                    pb::RuleOnClaimRequest {
-                        game_id: id.clone(),
-                        claim_seq,
-                        ruling: ruling as i32,
-                        reason: reason.clone(),
-                        rule: rule.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
-            (r.game, r.events)
+            call!(arb.rule_on_claim(pb::RuleOnClaimRequest {
+                game_id: id.clone(),
+                claim_seq,
+                ruling: ruling as i32,
+                reason: reason.clone(),
+                rule: rule.clone(),
+            }))
         }
         ArbiterAction::RuleIrregularity {
             id,
@@ -496,21 +451,13 @@ async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
                 IrregularityRulingArg::Stands => pb::IrregularityRuling::Stands,
                 IrregularityRulingArg::Corrected => pb::IrregularityRuling::Corrected,
             };
-            let r = arb
-                .rule_on_irregularity(request(
-                    t,
-                    pb::RuleOnIrregularityRequest {
-                        game_id: id.clone(),
-                        irregularity_seq,
-                        ruling: ruling as i32,
-                        reason: reason.clone(),
-                        rule: rule.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
-            (r.game, r.events)
+            call!(arb.rule_on_irregularity(pb::RuleOnIrregularityRequest {
+                game_id: id.clone(),
+                irregularity_seq,
+                ruling: ruling as i32,
+                reason: reason.clone(),
+                rule: rule.clone(),
+            }))
         }
         ArbiterAction::SetPosition {
             id,
@@ -518,39 +465,23 @@ async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
             reason,
             rule,
         } => {
-            let r = arb
-                .set_position(request(
-                    t,
-                    pb::SetPositionRequest {
-                        game_id: id.clone(),
-                        fen: fen.clone(),
-                        reason: reason.clone(),
-                        rule: rule.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
-            (r.game, r.events)
+            call!(arb.set_position(pb::SetPositionRequest {
+                game_id: id.clone(),
+                fen: fen.clone(),
+                reason: reason.clone(),
+                rule: rule.clone(),
+            }))
         }
         ArbiterAction::Press {
             id,
             side: s,
             expected_seq,
         } => {
-            let r = games
-                .press_clock(request(
-                    t,
-                    pb::PressClockRequest {
-                        game_id: id.clone(),
-                        side: side(Some(*s)),
-                        expected_seq: *expected_seq,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
-            (r.game, r.events)
+            call!(games.press_clock(pb::PressClockRequest {
+                game_id: id.clone(),
+                side: side(Some(*s)),
+                expected_seq: *expected_seq,
+            }))
         }
     };
     print_reply(json, game.as_ref(), &events);

@@ -97,7 +97,7 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
                 Declared::Decision => EndReason::ArbiterDecision,
                 Declared::Penalty if given.rule.is_none() => {
                     return Err(GameError::Invalid(
-                        "rule: a result by penalty names the rule broken (e.g. RU 1.10)".into(),
+                        "rule: a result by penalty names the rule broken (e.g. RU 1.9.4)".into(),
                     ));
                 }
                 Declared::Penalty => EndReason::Penalty,

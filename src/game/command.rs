@@ -129,7 +129,7 @@ pub enum BoardInput {
 pub struct Given {
     /// Why, in the arbiter's words.
     pub reason: Option<String>,
-    /// The rule applied ("RU 1.10").
+    /// The rule applied ("RU 1.9.4").
     pub rule: Option<String>,
 }
 
@@ -155,7 +155,7 @@ pub enum Declared {
     /// The arbiter's decision (recorded as `EndReason::ArbiterDecision`).
     Decision,
     /// A loss as a penalty for a breach of the rules, the given rule naming it
-    /// (recorded as `EndReason::Penalty`; RU 1.10).
+    /// (recorded as `EndReason::Penalty`).
     Penalty,
 }
 

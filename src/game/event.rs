@@ -221,8 +221,9 @@ pub enum EndReason {
     TouchPenalty,
     /// The arbiter's decision.
     ArbiterDecision,
-    /// Lost as the arbiter's penalty for a breach of the rules (RU 1.10: the rule
-    /// broken is the event's rule).
+    /// Lost as the arbiter's penalty for a breach of the rules (the rule broken, as the
+    /// arbiter names it, is the event's rule; RULES.md: an arbiter's decision is logged
+    /// with their identity).
     Penalty,
     /// Corners: a side filled the opponent's start corner (a win, or a draw when both
     /// did with the same number of moves).

@@ -1,4 +1,5 @@
-//! Why the hub refuses, and the encoding of events and summaries for the store.
+//! Why the hub refuses, and how a game goes to the store and back: the encoding of
+//! events and summaries, and the append of decided events.
 
 use crate::game::{GameError, GameEvent, Session};
 use crate::store::{EventStore, StoreError, StoredEvent, SummaryUpdate};

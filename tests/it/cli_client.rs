@@ -296,7 +296,7 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
         url,
         &[
             "arbiter", "warn", "cli-1", "--side", "black", "--reason", "talking", "--rule",
-            "RU 1.10",
+            "RU 1.9.4",
         ],
     );
     event_line(&warned, "black warned (warning 1)");
@@ -366,7 +366,7 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
             "--reason",
             "penalty",
             "--rule",
-            "RU 1.10",
+            "RU 1.9.4",
             "--explanation",
             "second warning",
         ],

@@ -156,7 +156,7 @@ impl T {
                 game_id: id.into(),
                 result: pb::GameResult::WhiteWins as i32,
                 reason: pb::ResultReason::Penalty as i32,
-                rule: "RU 1.10".into(),
+                rule: "RU 1.9.4".into(),
                 explanation: "second warning".into(),
             }))
             .await
@@ -315,7 +315,7 @@ async fn every_field_of_every_event_is_filled_somewhere() {
         .pause_clocks(req(pb::PauseClocksRequest {
             game_id: "apps".into(),
             reason: "a phone rang".into(),
-            rule: "RU 1.8.4".into(),
+            rule: "Open 2026 regulations 4.2".into(),
         }))
         .await
         .expect("pause");
@@ -337,7 +337,7 @@ async fn every_field_of_every_event_is_filled_somewhere() {
                 side: side(false),
                 change: Some(change),
                 reason: "compensation".into(),
-                rule: "RU 1.8.5".into(),
+                rule: "Open 2026 regulations 4.3".into(),
             }))
             .await
             .expect("adjust");
@@ -347,7 +347,7 @@ async fn every_field_of_every_event_is_filled_somewhere() {
             game_id: "apps".into(),
             side: side(false),
             reason: "talking".into(),
-            rule: "RU 1.10".into(),
+            rule: "RU 1.9.4".into(),
         }))
         .await
         .expect("warn");
@@ -820,7 +820,7 @@ async fn a_watch_stream_folds_into_get_game() {
             game_id: "scripted".into(),
             side: side(false),
             reason: "talking".into(),
-            rule: "RU 1.10".into(),
+            rule: "RU 1.9.4".into(),
         }))
         .await
         .expect("warn");

@@ -544,7 +544,7 @@ async fn a_result_by_arbiter_decision() {
             game_id: id.clone(),
             result: pb::GameResult::WhiteWins as i32,
             reason: pb::ResultReason::ArbiterDecision as i32,
-            rule: "RU 1.10".into(),
+            rule: "RU 1.9.4".into(),
             explanation: "Black left the playing hall".into(),
         }))
         .await
@@ -554,7 +554,7 @@ async fn a_result_by_arbiter_decision() {
     assert!(
         pdn.ends_with(
             "1. c3-d4 {Result by the arbiter: White wins, arbiter's decision: Black left the\n\
-             playing hall (RU 1.10)} 1-0\n"
+             playing hall (RU 1.9.4)} 1-0\n"
         ),
         "{pdn}"
     );

@@ -282,13 +282,13 @@ async fn arbiter_inputs_are_recorded_as_given_over_the_network() {
         .pause_clocks(pb::PauseClocksRequest {
             game_id: id.clone(),
             reason: "the light failed".into(),
-            rule: "RU 1.8.4".into(),
+            rule: "Open 2026 regulations 4.2".into(),
         })
         .await
         .expect("pause")
         .into_inner();
     let e = &paused.events[0];
-    assert_eq!(e.rule, "RU 1.8.4");
+    assert_eq!(e.rule, "Open 2026 regulations 4.2");
     assert!(
         matches!(&e.kind, Some(pb::game_event::Kind::ClocksPaused(p)) if p.reason == "the light failed")
     );
@@ -309,13 +309,13 @@ async fn arbiter_inputs_are_recorded_as_given_over_the_network() {
             game_id: id.clone(),
             side: side(Color::Black),
             reason: "noise".into(),
-            rule: "RU 1.10.2".into(),
+            rule: "RU 1.9.4".into(),
         })
         .await
         .expect("warn")
         .into_inner();
-    assert_eq!(warned.events[0].rule, "RU 1.10.2");
-    assert_eq!(warned.game.expect("game").warnings[0].rule, "RU 1.10.2");
+    assert_eq!(warned.events[0].rule, "RU 1.9.4");
+    assert_eq!(warned.game.expect("game").warnings[0].rule, "RU 1.9.4");
     let too_long = arbiter
         .issue_warning(pb::IssueWarningRequest {
             game_id: id.clone(),
@@ -332,21 +332,21 @@ async fn arbiter_inputs_are_recorded_as_given_over_the_network() {
             game_id: id.clone(),
             result: pb::GameResult::WhiteWins as i32,
             reason: pb::ResultReason::Penalty as i32,
-            rule: "RU 1.10".into(),
+            rule: "RU 1.9.4".into(),
             explanation: "third warning".into(),
         })
         .await
         .expect("declare")
         .into_inner();
     let e = &declared.events[0];
-    assert_eq!(e.rule, "RU 1.10");
+    assert_eq!(e.rule, "RU 1.9.4");
     assert!(
         matches!(&e.kind, Some(pb::game_event::Kind::GameFinished(f))
         if f.reason == pb::ResultReason::Penalty as i32 && f.explanation == "third warning")
     );
     let g = declared.game.expect("game");
     assert_eq!(g.result_reason, pb::ResultReason::Penalty as i32);
-    assert_eq!(g.rule, "RU 1.10");
+    assert_eq!(g.rule, "RU 1.9.4");
     let refused = arbiter
         .declare_result(pb::DeclareResultRequest {
             game_id: id,

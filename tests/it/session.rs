@@ -1238,10 +1238,11 @@ fn arbiter_sets_a_position_for_the_side_whose_clock_runs() {
     t.mv(White, "c1-d2");
 }
 
-/// RU 1.10 (issue #12 item 3): an arbiter's reason and rule are recorded as given, on
+/// The arbiter's override, logged with what they gave (RULES.md's preamble; issue #12
+/// item 3): an arbiter's reason and rule are recorded as given, on
 /// every action; a result by penalty names the rule broken.
 #[test]
-fn ru_1_10_the_arbiters_reason_and_rule_are_recorded_as_given() {
+fn the_arbiters_reason_and_rule_are_recorded_as_given() {
     let mut t = Table::russian();
     t.at(1_000);
     let given = |reason: &str, rule: &str| Given {
@@ -1252,13 +1253,13 @@ fn ru_1_10_the_arbiters_reason_and_rule_are_recorded_as_given() {
         arb(),
         Command::Arbiter(
             ArbiterAction::PauseClocks,
-            given("the light failed", "RU 1.8.4"),
+            given("the light failed", "Open 2026 regulations 4.2"),
         ),
     );
     assert!(
         matches!(&ev[0].kind, EventKind::ClockChanged { reason: Some(r), .. } if r == "the light failed")
     );
-    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.8.4"));
+    assert_eq!(ev[0].rule.as_deref(), Some("Open 2026 regulations 4.2"));
     let ev = t.ok(
         arb(),
         Command::Arbiter(ArbiterAction::ResumeClocks, Given::reason("light back")),
@@ -1270,16 +1271,16 @@ fn ru_1_10_the_arbiters_reason_and_rule_are_recorded_as_given() {
         arb(),
         Command::Arbiter(
             ArbiterAction::Warn { side: White },
-            given("  talking to a spectator  ", "RU 1.10.2"),
+            given("  talking to a spectator  ", "RU 1.9.4"),
         ),
     );
     assert!(
         matches!(&ev[0].kind, EventKind::Warning { reason, .. } if reason == "talking to a spectator")
     );
-    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.10.2"));
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.9.4"));
     assert_eq!(
         t.s.view(1_000).warnings[0].rule.as_deref(),
-        Some("RU 1.10.2")
+        Some("RU 1.9.4")
     );
     // A result by penalty needs the rule broken.
     let e = t.err(
@@ -1303,10 +1304,10 @@ fn ru_1_10_the_arbiters_reason_and_rule_are_recorded_as_given() {
                 outcome: Outcome::WhiteWins,
                 kind: Declared::Penalty,
             },
-            given("third warning", "RU 1.10"),
+            given("third warning", "RU 1.9.4"),
         ),
     );
-    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.10"));
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.9.4"));
     assert!(
         matches!(&ev[0].kind, EventKind::GameEnded { note: Some(n), .. } if n == "third warning")
     );
@@ -1315,7 +1316,7 @@ fn ru_1_10_the_arbiters_reason_and_rule_are_recorded_as_given() {
         (
             Outcome::WhiteWins,
             EndReason::Penalty,
-            Some("RU 1.10".into())
+            Some("RU 1.9.4".into())
         )
     );
 }
