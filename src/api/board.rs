@@ -25,7 +25,7 @@ fn rejected(id: u64, s: &Status) -> pb::BoardFeedback {
     pb::BoardFeedback {
         message_id: id,
         kind: Some(pb::board_feedback::Kind::Rejected(pb::BoardRejected {
-            code: format!("{:?}", s.code()),
+            code: super::error::code_name(s.code()).to_string(),
             message: s.message().to_string(),
         })),
     }

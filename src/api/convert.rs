@@ -678,9 +678,9 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             irregularity_seq: note.refers_to.unwrap_or(0),
             ruling: match ruling {
                 Some(crate::game::Ruling::Stands) => pb::IrregularityRuling::Stands as i32,
-                Some(crate::game::Ruling::Corrected) | None => {
-                    pb::IrregularityRuling::Corrected as i32
-                }
+                Some(crate::game::Ruling::Corrected) => pb::IrregularityRuling::Corrected as i32,
+                // Nobody ruled: the board was put back (the proto's UNSPECIFIED).
+                None => pb::IrregularityRuling::Unspecified as i32,
             },
             fen_after: fen.clone(),
             reason: match (ruling, given) {

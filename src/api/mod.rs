@@ -25,5 +25,5 @@ mod rules;
 pub mod service;
 mod watch;
 
-pub use error::status;
+pub use error::{code_name, status};
 pub use service::Api;

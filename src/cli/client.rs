@@ -442,33 +442,9 @@ fn show(g: &pb::Game) -> String {
     out
 }
 
-/// The gRPC code's canonical name (`FAILED_PRECONDITION`).
-fn code_name(code: tonic::Code) -> &'static str {
-    use tonic::Code as C;
-    match code {
-        C::Ok => "OK",
-        C::Cancelled => "CANCELLED",
-        C::Unknown => "UNKNOWN",
-        C::InvalidArgument => "INVALID_ARGUMENT",
-        C::DeadlineExceeded => "DEADLINE_EXCEEDED",
-        C::NotFound => "NOT_FOUND",
-        C::AlreadyExists => "ALREADY_EXISTS",
-        C::PermissionDenied => "PERMISSION_DENIED",
-        C::ResourceExhausted => "RESOURCE_EXHAUSTED",
-        C::FailedPrecondition => "FAILED_PRECONDITION",
-        C::Aborted => "ABORTED",
-        C::OutOfRange => "OUT_OF_RANGE",
-        C::Unimplemented => "UNIMPLEMENTED",
-        C::Internal => "INTERNAL",
-        C::Unavailable => "UNAVAILABLE",
-        C::DataLoss => "DATA_LOSS",
-        C::Unauthenticated => "UNAUTHENTICATED",
-    }
-}
-
 /// A server's refusal as the client prints it: `FAILED_PRECONDITION: … (RU 1.4.1)`.
 pub(super) fn status_text(s: &tonic::Status) -> String {
-    format!("{}: {}", code_name(s.code()), s.message())
+    format!("{}: {}", crate::api::code_name(s.code()), s.message())
 }
 
 /// Prints a command's answer: its events, one line each, then the game.

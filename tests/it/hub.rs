@@ -584,3 +584,73 @@ async fn an_irregularity_names_the_position_to_restore() {
         }
     }
 }
+
+/// Over the board stream: a board out of step reads the official position back with a
+/// snapshot; the irregularity is resolved with no ruling (`IRREGULARITY_RULING_UNSPECIFIED`,
+/// as the proto says: nobody ruled), and a refused message names its code as gRPC spells
+/// it (`INVALID_ARGUMENT`).
+#[tokio::test]
+async fn a_snapshot_puts_the_board_back_and_a_refusal_names_its_code() {
+    let s = start().await;
+    let id = new_game(&s, "", "").await;
+    let (tx, mut feed) = board_stream(&s, &id).await;
+    let white: Vec<u32> = (21..=32).collect();
+    let black: Vec<u32> = (1..=12).collect();
+    for (n, kind) in [
+        (
+            2,
+            pb::board_message::Kind::Lift(pb::BoardSquare { square: 22 }),
+        ),
+        (
+            3,
+            pb::board_message::Kind::Release(pb::BoardSquare { square: 13 }),
+        ),
+        (
+            4,
+            pb::board_message::Kind::Snapshot(pb::BoardOccupancy {
+                white: white.clone(),
+                black: black.clone(),
+                ..Default::default()
+            }),
+        ),
+        (
+            5,
+            pb::board_message::Kind::Snapshot(pb::BoardOccupancy {
+                occupied: white.iter().chain(&black).copied().collect(),
+                ..Default::default()
+            }),
+        ),
+    ] {
+        tx.send(pb::BoardMessage {
+            message_id: n,
+            board_time_ms: 0,
+            kind: Some(kind),
+        })
+        .await
+        .expect("send");
+    }
+    let mut ruled = None;
+    loop {
+        let f = tokio::time::timeout(Duration::from_secs(5), feed.next())
+            .await
+            .expect("within 5 s")
+            .expect("open")
+            .expect("feedback");
+        match f.kind {
+            Some(pb::board_feedback::Kind::Event(e)) => {
+                if let Some(pb::game_event::Kind::IrregularityRuled(r)) = e.kind {
+                    ruled = Some(r);
+                }
+            }
+            Some(pb::board_feedback::Kind::Rejected(r)) => {
+                assert_eq!(f.message_id, 5);
+                assert_eq!(r.code, "INVALID_ARGUMENT");
+                break;
+            }
+            _ => {}
+        }
+    }
+    let ruled = ruled.expect("the irregularity was resolved");
+    assert_eq!(ruled.ruling, pb::IrregularityRuling::Unspecified as i32);
+    assert_eq!(ruled.reason, "the board was put back");
+}
