@@ -7,6 +7,7 @@ use super::convert;
 use super::error::bad;
 use super::pb;
 use super::service::Api;
+use super::validate::checked;
 use crate::game::{ArbiterAction, Declared, Given, Ruling};
 
 /// The reason and rule of a request, as given (the judge trims them, takes blank as
@@ -30,7 +31,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         req: Request<pb::PauseClocksRequest>,
     ) -> Result<Response<pb::PauseClocksResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let pair = self
             .arbitrate(
                 role,
@@ -47,7 +48,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         req: Request<pb::ResumeClocksRequest>,
     ) -> Result<Response<pb::ResumeClocksResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let pair = self
             .arbitrate(
                 role,
@@ -64,7 +65,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         req: Request<pb::AdjustClockRequest>,
     ) -> Result<Response<pb::AdjustClockResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let side = convert::side(r.side, "side").map_err(bad)?;
         let action = match r.change {
             Some(pb::adjust_clock_request::Change::SetRemainingMs(ms)) if ms > 0 => {
@@ -98,7 +99,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         req: Request<pb::DeclareResultRequest>,
     ) -> Result<Response<pb::DeclareResultResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let outcome = convert::outcome(r.result).map_err(bad)?;
         let kind = match pb::ResultReason::try_from(r.reason) {
             Ok(pb::ResultReason::Unspecified | pb::ResultReason::ArbiterDecision) => {
@@ -129,7 +130,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         req: Request<pb::RuleOnClaimRequest>,
     ) -> Result<Response<pb::RuleOnClaimResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let upheld = match pb::ClaimRuling::try_from(r.ruling) {
             Ok(pb::ClaimRuling::Correct) => true,
             Ok(pb::ClaimRuling::Incorrect) => false,
@@ -154,7 +155,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         req: Request<pb::RuleOnIrregularityRequest>,
     ) -> Result<Response<pb::RuleOnIrregularityResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let ruling = match pb::IrregularityRuling::try_from(r.ruling) {
             Ok(pb::IrregularityRuling::Stands) => Ruling::Stands,
             Ok(pb::IrregularityRuling::Corrected) => Ruling::Corrected,
@@ -179,7 +180,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         req: Request<pb::IssueWarningRequest>,
     ) -> Result<Response<pb::IssueWarningResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let side = convert::side(r.side, "side").map_err(bad)?;
         let pair = self
             .arbitrate(
@@ -197,7 +198,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         req: Request<pb::StartFortyMoveCountRequest>,
     ) -> Result<Response<pb::StartFortyMoveCountResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let side = convert::side(r.side, "side").map_err(bad)?;
         let pair = self
             .arbitrate(
@@ -215,7 +216,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         req: Request<pb::SetPositionRequest>,
     ) -> Result<Response<pb::SetPositionResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let pair = self
             .arbitrate(
                 role,

@@ -3,8 +3,13 @@
 //! | role | reads, watches, legal moves | creates games | acts on a game |
 //! |---|---|---|---|
 //! | `arbiter` (all, or one event) | yes | in its event | every RPC on games of its event |
-//! | `board` (one game) | yes | no | the board stream of its game |
-//! | `player` (one side of one game) | yes | no | moves, presses, offers, answers, claims, resignation for its side of its game |
+//! | `board` (one game of one event) | yes | no | the board stream of its game |
+//! | `player` (one side of one game of one event) | yes | no | moves, presses, offers, answers, claims, resignation for its side of its game |
+//!
+//! Board and player tokens name their event as well as their game: they act only on the
+//! game of that id *in that event*, and a game id such a token names can only be created
+//! in its event (an arbiter of another event cannot create it first and so capture the
+//! token).
 //! | `viewer` | yes | no | nothing |
 //!
 //! With no tokens configured the server runs open (everyone is a global arbiter) and
@@ -29,11 +34,15 @@ pub enum Role {
     },
     /// An electronic board bound to one game.
     Board {
+        /// The game's event (tournament name).
+        event: String,
         /// The game id.
         game: String,
     },
     /// A player: one side of one game.
     Player {
+        /// The game's event (tournament name).
+        event: String,
         /// The game id.
         game: String,
         /// The side.
@@ -114,13 +123,20 @@ impl Role {
             | (Role::Arbiter { event: scope }, Action::Arbitrate { event, .. }) => {
                 in_event(scope, event)
             }
-            (Role::Board { game }, Action::Board { game: g, .. }) => game == g,
             (
-                Role::Player { game, side },
-                Action::Play {
-                    game: g, side: s, ..
+                Role::Board { event, game },
+                Action::Board {
+                    game: g, event: e, ..
                 },
-            ) => game == g && *side == s,
+            ) => game == g && event == e,
+            (
+                Role::Player { event, game, side },
+                Action::Play {
+                    game: g,
+                    event: e,
+                    side: s,
+                },
+            ) => game == g && event == e && *side == s,
             _ => false,
         };
         if ok {
@@ -138,8 +154,10 @@ impl Role {
         match self {
             Role::Arbiter { event: Some(e) } => format!("the arbiter of event '{e}'"),
             Role::Arbiter { event: None } => "an arbiter".into(),
-            Role::Board { game } => format!("the board of game {game}"),
-            Role::Player { game, side } => format!("the {side} player of game {game}"),
+            Role::Board { event, game } => format!("the board of game {game} of event '{event}'"),
+            Role::Player { event, game, side } => {
+                format!("the {side} player of game {game} of event '{event}'")
+            }
             Role::Viewer => "a viewer".into(),
         }
     }
@@ -182,6 +200,17 @@ impl Tokens {
         }
     }
 
+    /// The event that board or player tokens name for game id `game`, if any: the only
+    /// event in which a game of that id may be created.
+    pub fn reserved_event(&self, game: &str) -> Option<&str> {
+        self.map.values().find_map(|r| match r {
+            Role::Board { event, game: g } | Role::Player { event, game: g, .. } if g == game => {
+                Some(event.as_str())
+            }
+            _ => None,
+        })
+    }
+
     /// Whether no token is configured (open mode).
     pub fn is_open(&self) -> bool {
         self.map.is_empty()
@@ -220,8 +249,12 @@ mod tests {
         let arbiter = Role::Arbiter {
             event: Some("Open".into()),
         };
-        let board = Role::Board { game: "g1".into() };
+        let board = Role::Board {
+            event: "Open".into(),
+            game: "g1".into(),
+        };
         let white = Role::Player {
+            event: "Open".into(),
             game: "g1".into(),
             side: Color::White,
         };
@@ -264,6 +297,24 @@ mod tests {
                 .is_err()
         );
         assert!(white.allows(arb).is_err());
+        // The same game id in another event is another game.
+        assert!(
+            white
+                .allows(Action::Play {
+                    game: "g1",
+                    event: "Cup",
+                    side: Color::White
+                })
+                .is_err()
+        );
+        assert!(
+            board
+                .allows(Action::Board {
+                    game: "g1",
+                    event: "Cup"
+                })
+                .is_err()
+        );
         assert!(viewer.allows(play(Color::White)).is_err());
         assert!(viewer.allows(Action::Create { event: "Open" }).is_err());
     }

@@ -16,6 +16,7 @@ use super::convert::reading_pb;
 use super::error::status;
 use super::pb;
 use super::service::{Api, occupancy};
+use super::validate::Check;
 use super::watch::next_pb;
 use crate::api::auth::Role;
 use crate::game::{BoardInput, ClockReading, ClockRun};
@@ -127,6 +128,10 @@ pub fn session(
                 Input::Message(Some(Ok(m))) => m,
             };
             let id = msg.message_id;
+            if let Err(e) = msg.check() {
+                yield Ok(rejected(id, &Status::invalid_argument(e.0)));
+                continue;
+            }
             // 0: the board sent no timestamp.
             let board_ms = (msg.board_time_ms != 0).then_some(msg.board_time_ms);
             let Some(kind) = msg.kind else {

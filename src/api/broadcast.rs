@@ -9,6 +9,7 @@ use super::auth::Role;
 use super::error::status;
 use super::pb;
 use super::service::{Api, audience};
+use super::validate::checked;
 use crate::game::GameEvent;
 use crate::hub::HubError;
 use crate::notation::pdn::{PdnGame, write_games};
@@ -26,7 +27,7 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         req: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let handle = self.game(&r.game_id).await?;
         let watch = handle
             .watch_as(audience(&role, handle.meta()), r.from_seq)
@@ -41,10 +42,7 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         req: Request<pb::WatchEventRequest>,
     ) -> Result<Response<Self::WatchEventStream>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
-        if r.event.trim().is_empty() {
-            return Err(Status::invalid_argument("event: required"));
-        }
+        let r = checked(req)?;
         let filter = GameFilter {
             event: Some(r.event),
             round: (!r.round.is_empty()).then_some(r.round),
@@ -74,7 +72,7 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         req: Request<pb::ExportPdnRequest>,
     ) -> Result<Response<pb::ExportPdnResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let ids = if !r.game_id.trim().is_empty() {
             vec![r.game_id]
         } else if r.event.trim().is_empty() {

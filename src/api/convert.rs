@@ -123,13 +123,8 @@ pub fn settings(
         out.min_move_for_offer = s.min_move_for_draw_offer;
         out.charge_outage = s.charge_outage_to_side_on_move;
         out.touch_immovable_penalty = s.touch_immovable_penalty;
+        // The edge checked it against MAX_BROADCAST_DELAY_MS (`validate`).
         if let Some(delay) = s.broadcast_delay_ms {
-            if delay > crate::game::MAX_BROADCAST_DELAY_MS {
-                return Err(BadField(format!(
-                    "settings.broadcast_delay_ms: at most {} (24 hours), got {delay}",
-                    crate::game::MAX_BROADCAST_DELAY_MS,
-                )));
-            }
             out.broadcast_delay_ms = delay;
         }
     }

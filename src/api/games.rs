@@ -7,6 +7,7 @@ use super::convert;
 use super::error::{auth_status, bad, status};
 use super::pb;
 use super::service::{Api, audience, role_name};
+use super::validate::checked;
 use crate::game::{Actor, Command};
 use crate::hub::{GameMeta, HubError, Listed, Pending};
 use crate::store::GameFilter;
@@ -18,9 +19,17 @@ impl pb::game_service_server::GameService for Api {
         req: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::Game>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         role.allows(Action::Create { event: &r.event })
             .map_err(auth_status)?;
+        if let Some(event) = self.tokens().reserved_event(&r.game_id)
+            && event != r.event
+        {
+            return Err(Status::permission_denied(format!(
+                "game_id {}: board or player tokens name it for event '{event}'; it can only be created there",
+                r.game_id
+            )));
+        }
         let variant = convert::variant(r.variant).map_err(bad)?;
         let mut settings =
             convert::settings(variant, &r.time_control, r.settings.as_ref()).map_err(bad)?;
@@ -57,7 +66,8 @@ impl pb::game_service_server::GameService for Api {
         req: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::Game>, Status> {
         let role = self.role(&req)?;
-        let handle = self.game(&req.get_ref().game_id).await?;
+        let r = checked(req)?;
+        let handle = self.game(&r.game_id).await?;
         let audience = audience(&role, handle.meta());
         Ok(Response::new(self.view_as(&handle, audience, true).await?))
     }
@@ -67,7 +77,7 @@ impl pb::game_service_server::GameService for Api {
         req: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let filter = GameFilter {
             event: (!r.event.is_empty()).then_some(r.event),
             round: (!r.round.is_empty()).then_some(r.round),
@@ -102,7 +112,7 @@ impl pb::game_service_server::GameService for Api {
         req: Request<pb::StartGameRequest>,
     ) -> Result<Response<pb::StartGameResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let actor = Actor::Arbiter(role_name(&role));
         let pair = self
             .run(
@@ -125,10 +135,7 @@ impl pb::game_service_server::GameService for Api {
         req: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
-        if r.r#move.trim().is_empty() {
-            return Err(Status::invalid_argument("move: required"));
-        }
+        let r = checked(req)?;
         let side = self.side_for(&role, r.side, &r.game_id).await?;
         let notation = r.r#move;
         let offer_draw = r.offer_draw;
@@ -148,7 +155,7 @@ impl pb::game_service_server::GameService for Api {
         req: Request<pb::PressClockRequest>,
     ) -> Result<Response<pb::PressClockResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let pair = self
             .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
                 Command::PressClock { side }
@@ -162,7 +169,7 @@ impl pb::game_service_server::GameService for Api {
         req: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let pair = self
             .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
                 Command::OfferDraw { side }
@@ -176,7 +183,7 @@ impl pb::game_service_server::GameService for Api {
         req: Request<pb::RespondToDrawOfferRequest>,
     ) -> Result<Response<pb::RespondToDrawOfferResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let side = self.side_for(&role, r.side, &r.game_id).await?;
         let response = convert::response(r.response).map_err(bad)?;
         let cmd = move |side| Command::RespondToOffer { side, response };
@@ -191,7 +198,7 @@ impl pb::game_service_server::GameService for Api {
         req: Request<pb::ClaimDrawRequest>,
     ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let side = self.side_for(&role, r.side, &r.game_id).await?;
         let kind = convert::claim_kind(r.kind);
         let written_move = (!r.written_move.trim().is_empty()).then_some(r.written_move);
@@ -211,7 +218,7 @@ impl pb::game_service_server::GameService for Api {
         req: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
         let role = self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let pair = self
             .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
                 Command::Resign { side }

@@ -23,6 +23,7 @@ pub mod pb;
 pub mod pdn;
 mod rules;
 pub mod service;
+pub mod validate;
 mod watch;
 
 pub use error::{code_name, status};

@@ -6,6 +6,7 @@ use super::convert;
 use super::error::bad;
 use super::pb;
 use super::service::Api;
+use super::validate::checked;
 use crate::notation::fen::parse_fen;
 use crate::rules::Position;
 
@@ -16,7 +17,7 @@ impl pb::rules_service_server::RulesService for Api {
         req: Request<pb::LegalMovesRequest>,
     ) -> Result<Response<pb::LegalMovesResponse>, Status> {
         self.role(&req)?;
-        let r = req.into_inner();
+        let r = checked(req)?;
         let variant = convert::variant(r.variant).map_err(bad)?;
         let pos = if r.fen.trim().is_empty() {
             Position::start(variant)

@@ -40,6 +40,11 @@ impl Api {
         self
     }
 
+    /// The token table.
+    pub(super) fn tokens(&self) -> &Tokens {
+        &self.tokens
+    }
+
     /// The default broadcast delay (ms) of games of `event`: 0 unless configured.
     pub(super) fn event_delay(&self, event: &str) -> u64 {
         self.event_delays.get(event).copied().unwrap_or(0)
@@ -228,7 +233,11 @@ pub(super) fn audience(role: &Role, meta: &GameMeta) -> Audience {
     match role {
         Role::Arbiter { event: None } => Audience::Live,
         Role::Arbiter { event: Some(e) } if *e == meta.event => Audience::Live,
-        Role::Board { game } | Role::Player { game, .. } if *game == meta.id => Audience::Live,
+        Role::Board { event, game } | Role::Player { event, game, .. }
+            if *game == meta.id && *event == meta.event =>
+        {
+            Audience::Live
+        }
         _ => Audience::Public,
     }
 }
@@ -237,8 +246,8 @@ pub(super) fn role_name(role: &Role) -> String {
     match role {
         Role::Arbiter { event: Some(e) } => format!("arbiter:{e}"),
         Role::Arbiter { event: None } => "arbiter".into(),
-        Role::Board { game } => format!("board:{game}"),
-        Role::Player { game, side } => format!("{side}:{game}"),
+        Role::Board { game, .. } => format!("board:{game}"),
+        Role::Player { game, side, .. } => format!("{side}:{game}"),
         Role::Viewer => "viewer".into(),
     }
 }

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use super::Millis;
 use super::error::{ClockError, ControlError, ParseError};
 pub use super::limits::{
-    MAX_ALLOWANCE, MAX_BONUS, MAX_MOVE_LIMIT, MAX_MOVES, MAX_PERIOD_TIME, MAX_PERIODS,
+    MAX_ADJUSTMENT, MAX_ALLOWANCE, MAX_BONUS, MAX_MOVE_LIMIT, MAX_MOVES, MAX_PERIOD_TIME,
+    MAX_PERIODS,
 };
 
 /// Milliseconds in an hour.

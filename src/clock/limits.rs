@@ -18,3 +18,6 @@ pub const MAX_PERIODS: usize = 16;
 pub const MAX_MOVE_LIMIT: Millis = 24 * HOUR;
 /// The longest allowance after "Time!": 1 hour.
 pub const MAX_ALLOWANCE: Millis = HOUR;
+/// The most an arbiter adds to or takes from a clock at once: 24 hours. A remaining time
+/// an arbiter sets or reaches by adding is at most [`MAX_PERIOD_TIME`].
+pub const MAX_ADJUSTMENT: Millis = 24 * HOUR;

@@ -142,8 +142,8 @@ mod side;
 mod state;
 
 pub use control::{
-    Bonus, MAX_ALLOWANCE, MAX_BONUS, MAX_MOVE_LIMIT, MAX_MOVES, MAX_PERIOD_TIME, MAX_PERIODS,
-    MoveLimit, Options, Pdn, PdnTimeControl, Period, TimeControl,
+    Bonus, MAX_ADJUSTMENT, MAX_ALLOWANCE, MAX_BONUS, MAX_MOVE_LIMIT, MAX_MOVES, MAX_PERIOD_TIME,
+    MAX_PERIODS, MoveLimit, Options, Pdn, PdnTimeControl, Period, TimeControl,
 };
 pub use error::{ClockError, ControlError, ParseError, ParseErrorKind};
 pub use flag::{Flag, FlagCause};

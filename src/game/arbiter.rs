@@ -7,7 +7,7 @@ use super::draws::decide_claim;
 use super::error::GameError;
 use super::event::{EndReason, EventKind};
 use super::tx::{Tx, running};
-use crate::clock::ClockOp;
+use crate::clock::{ClockOp, MAX_PERIOD_TIME};
 use crate::notation::fen::{parse_fen, write_fen};
 use crate::rules::variant::DrawRules;
 
@@ -26,6 +26,15 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
                 .clone()
                 .ok_or_else(|| GameError::not_allowed("the game is untimed", "RU 1.8"))?;
         probe.apply(op)?;
+        // An arbiter's change leaves at most a period's longest time on the clock.
+        if let ClockOp::SetRemaining { side, now, .. } | ClockOp::AddTime { side, now, .. } = op
+            && probe.remaining(side, now) > MAX_PERIOD_TIME
+        {
+            return Err(GameError::Invalid(format!(
+                "the change would leave {side} more than {} h on the clock",
+                MAX_PERIOD_TIME / 3_600_000
+            )));
+        }
         tx.emit(
             EventKind::ClockChanged {
                 op,
@@ -190,13 +199,35 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
                     "RU 1.4.1",
                 ));
             }
+            if pos.pieces(crate::rules::Color::White) | pos.pieces(crate::rules::Color::Black) == 0
+            {
+                return Err(GameError::Invalid("fen: no piece on the board".into()));
+            }
             tx.emit(
                 EventKind::PositionSet {
                     fen: write_fen(&pos),
                     reason: given.reason.clone(),
                 },
                 cite(None).as_deref(),
-            )
+            )?;
+            // A position the side to move cannot play on ends the game at once (RU 1.8);
+            // before the start it is refused: a game cannot start from it.
+            if let Some(o) = tx.s.game.outcome() {
+                if !tx.s.started {
+                    return Err(GameError::Invalid(format!(
+                        "fen: {}; a game cannot start from it ({})",
+                        o.describe(pos.turn()),
+                        o.rule
+                    )));
+                }
+                return tx.end(
+                    super::command::Outcome::win_for(o.winner),
+                    super::tx::board_end_reason(o.reason),
+                    Some(o.rule),
+                    None,
+                );
+            }
+            Ok(())
         }
         ArbiterAction::StartFortyMoveCount { side } => {
             running(&tx.s)?;

@@ -401,22 +401,41 @@ fn clock_press(tx: &mut Tx, side: Color) -> Result<(), GameError> {
 /// of exactly one legal move; anything else (pieces in the air, captured pieces not yet
 /// lifted) is an intermediate state and waits for the next reading, never guessed.
 fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
-    let mut bits = [0u64; 2];
-    for (i, list) in [&occ.white, &occ.black].into_iter().enumerate() {
+    // Each list: squares of this board, each named once.
+    let read = |tx: &Tx, list: &[u32], name: &str| -> Result<u64, GameError> {
+        let mut b = 0u64;
         for &n in list {
-            bits[i] |= square(tx, n)?.bit();
+            let bit = square(tx, n)?.bit();
+            if b & bit != 0 {
+                return Err(GameError::Invalid(format!(
+                    "snapshot.{name}: square {n} listed twice"
+                )));
+            }
+            b |= bit;
         }
-    }
+        Ok(b)
+    };
+    let bits = [
+        read(tx, &occ.white, "white")?,
+        read(tx, &occ.black, "black")?,
+    ];
     if bits[0] & bits[1] != 0 {
         return Err(GameError::Invalid(
             "snapshot: a square holds both colours".into(),
         ));
     }
+    if bits[0] | bits[1] == 0 {
+        return Err(GameError::Invalid(
+            "snapshot: no piece on the board; a reading shows at least one".into(),
+        ));
+    }
     let kings = match &occ.kings {
         Some(list) => {
-            let mut k = 0u64;
-            for &n in list {
-                k |= square(tx, n)?.bit();
+            let k = read(tx, list, "kings")?;
+            if k & !(bits[0] | bits[1]) != 0 {
+                return Err(GameError::Invalid(
+                    "snapshot.kings: a king on a square neither white nor black".into(),
+                ));
             }
             Some(k)
         }

@@ -219,6 +219,14 @@ impl Session {
             Some(fen) => parse_fen(fen, settings.variant).map_err(GameError::Fen)?,
             None => Position::start(settings.variant),
         };
+        // A game cannot start from a position that is already over (RU 1.8).
+        if let Some(o) = crate::rules::outcome(&start) {
+            return Err(GameError::Invalid(format!(
+                "start_fen: {}; a game cannot start from it ({})",
+                o.describe(start.turn()),
+                o.rule
+            )));
+        }
         let event = GameEvent {
             seq: 1,
             at: now,

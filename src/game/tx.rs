@@ -237,7 +237,7 @@ impl Tx<'_> {
 }
 
 /// The event's reason for a game the position itself ended (RU 1.8, corners).
-fn board_end_reason(reason: crate::rules::EndReason) -> EndReason {
+pub(super) fn board_end_reason(reason: crate::rules::EndReason) -> EndReason {
     match reason {
         crate::rules::EndReason::NoPieces => EndReason::NoPieces,
         crate::rules::EndReason::NoMoves => EndReason::NoMoves,

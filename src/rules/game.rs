@@ -95,6 +95,19 @@ pub struct Outcome {
     pub rule: &'static str,
 }
 
+impl Outcome {
+    /// Why the game is over, as a refusal says it (`turn`: the side to move).
+    pub fn describe(&self, turn: Color) -> String {
+        match self.reason {
+            EndReason::NoPieces => format!("{turn}, to move, has no piece"),
+            EndReason::NoMoves => format!("{turn}, to move, has no legal move"),
+            EndReason::CornerFilled | EndReason::HomeNotLeft => {
+                "the race is already decided".to_string()
+            }
+        }
+    }
+}
+
 /// The outcome of a position by itself: the side to move with no piece or no move loses
 /// (wins, in giveaway variants).
 pub fn outcome(pos: &Position) -> Option<Outcome> {

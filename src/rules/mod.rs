@@ -13,7 +13,9 @@ pub mod variant;
 mod zobrist;
 
 pub use color::Color;
-pub use game::{DrawArising, DrawMode, DrawVerdict, EndReason, Game, Outcome, RuleEdition};
+pub use game::{
+    DrawArising, DrawMode, DrawVerdict, EndReason, Game, Outcome, RuleEdition, outcome,
+};
 pub use geometry::{BoardKind, Direction, Geometry, Square};
 pub use movegen::perft;
 pub use mv::{MAX_CAPTURES, Move};

@@ -259,6 +259,7 @@ mod tests {
             [[tokens]]
             token = "w"
             role = "player"
+            event = "Open"
             game = "g1"
             side = "white"
             "#,
@@ -267,6 +268,7 @@ mod tests {
         assert_eq!(
             file.tokens[1].role,
             Role::Player {
+                event: "Open".into(),
                 game: "g1".into(),
                 side: crate::rules::Color::White
             }

@@ -38,6 +38,7 @@ fn api_over(hub: Arc<Hub>) -> Api {
         token(
             "white",
             Role::Player {
+                event: "Open".into(),
                 game: "g".into(),
                 side: Color::White,
             },
@@ -45,11 +46,18 @@ fn api_over(hub: Arc<Hub>) -> Api {
         token(
             "other",
             Role::Player {
+                event: "Open".into(),
                 game: "h".into(),
                 side: Color::White,
             },
         ),
-        token("board", Role::Board { game: "g".into() }),
+        token(
+            "board",
+            Role::Board {
+                event: "Open".into(),
+                game: "g".into(),
+            },
+        ),
     ]);
     Api::new(hub, Arc::new(tokens))
 }

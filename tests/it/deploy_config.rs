@@ -113,14 +113,12 @@ fn example_config_parses_and_has_every_role() {
             .iter()
             .any(|r| matches!(r, Role::Arbiter { event: None }))
     );
-    assert!(
-        roles
-            .iter()
-            .any(|r| matches!(r, Role::Board { game } if game == "open-r1-b1"))
-    );
+    assert!(roles.iter().any(
+        |r| matches!(r, Role::Board { event, game } if game == "open-r1-b1" && event == "Open")
+    ));
     for side in Color::ALL {
         assert!(roles.iter().any(
-            |r| matches!(r, Role::Player { game, side: s } if game == "open-r1-b1" && *s == side)
+            |r| matches!(r, Role::Player { event, game, side: s } if game == "open-r1-b1" && event == "Open" && *s == side)
         ));
     }
     let mut tokens: Vec<&str> = file.tokens.iter().map(|t| t.token.as_str()).collect();

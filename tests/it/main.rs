@@ -18,6 +18,7 @@ mod delay;
 mod deploy_config;
 mod draws;
 mod event_fields;
+mod hostile;
 mod hub;
 mod hub_props;
 mod layout;

@@ -593,11 +593,15 @@ async fn role_matrix() {
         },
         TokenConfig {
             token: "brd".into(),
-            role: Role::Board { game: "g1".into() },
+            role: Role::Board {
+                event: "Open".into(),
+                game: "g1".into(),
+            },
         },
         TokenConfig {
             token: "wht".into(),
             role: Role::Player {
+                event: "Open".into(),
                 game: "g1".into(),
                 side: Color::White,
             },
@@ -605,6 +609,7 @@ async fn role_matrix() {
         TokenConfig {
             token: "blk".into(),
             role: Role::Player {
+                event: "Open".into(),
                 game: "g1".into(),
                 side: Color::Black,
             },
