@@ -16,14 +16,17 @@ mod arbiter;
 pub mod auth;
 mod board;
 mod broadcast;
+pub mod codec;
 pub mod convert;
 mod error;
 mod games;
 pub mod pb;
 pub mod pdn;
+mod rate;
 mod rules;
 pub mod service;
 mod watch;
 
-pub use error::{code_name, status};
+pub use error::{MAX_STATUS_MESSAGE, bounded_message, code_name, status};
+pub use rate::BoardRate;
 pub use service::Api;

@@ -21,6 +21,7 @@ mod event_fields;
 mod hub;
 mod hub_props;
 mod layout;
+mod limits;
 mod metrics;
 mod notation_props;
 mod pdn;
