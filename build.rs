@@ -26,6 +26,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // generates a client method `connect` that would clash with it. Clients build a
         // `tonic::transport::Channel` and call `XClient::new(channel)`.
         .build_transport(false)
+        // Prost, but a message that does not decode is INVALID_ARGUMENT (the caller's
+        // fault), not tonic's INTERNAL: see src/api/codec.rs.
+        .codec_path("crate::api::codec::ProtoCodec")
         .file_descriptor_set_path(out_dir.join("arbiter_descriptor.bin"))
         .compile_with_config(
             config,

@@ -15,6 +15,7 @@ use tonic::{Request, Response, Status, Streaming};
 use super::convert::reading_pb;
 use super::error::status;
 use super::pb;
+use super::rate::{Admit, Bucket};
 use super::service::{Api, occupancy};
 use super::validate::Check;
 use super::watch::next_pb;
@@ -27,7 +28,8 @@ fn rejected(id: u64, s: &Status) -> pb::BoardFeedback {
         message_id: id,
         kind: Some(pb::board_feedback::Kind::Rejected(pb::BoardRejected {
             code: super::error::code_name(s.code()).to_string(),
-            message: s.message().to_string(),
+            // The stream's rejections are bounded like every status message.
+            message: super::error::bounded_message(s.message()).into_owned(),
         })),
     }
 }
@@ -65,6 +67,7 @@ pub fn session(
 ) -> impl Stream<Item = Result<pb::BoardFeedback, Status>> + Send {
     let open = api.hub().metrics().board();
     let stopped = api.hub().stopped();
+    let rate = api.board_rate();
     stream! {
         // Counted in the boards gauge until the stream ends or the board hangs up.
         let _open = open;
@@ -72,6 +75,7 @@ pub fn session(
         let mut bound: Option<crate::hub::GameHandle> = None;
         let mut watch: Option<Watch> = None;
         let mut board_id = String::new();
+        let mut bucket = Bucket::new(rate);
         let mut ticks = tokio::time::interval(CLOCK_EVERY);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
@@ -128,6 +132,24 @@ pub fn session(
                 Input::Message(Some(Ok(m))) => m,
             };
             let id = msg.message_id;
+            if let Admit::No(report) = bucket.admit() {
+                if report {
+                    tracing::warn!(
+                        game = bound.as_ref().map(|h| h.meta().id.as_str()).unwrap_or(""),
+                        board = board_id.as_str(),
+                        messages_per_s = rate.per_s,
+                        burst = rate.burst,
+                        refused_before = bucket.refused - 1,
+                        "board flood: messages beyond the rate are refused (board_messages_per_s)"
+                    );
+                }
+                yield Ok(rejected(id, &Status::resource_exhausted(format!(
+                    "the board sends more than {} messages a second (burst {}): message refused \
+                     (board_messages_per_s)",
+                    rate.per_s, rate.burst
+                ))));
+                continue;
+            }
             if let Err(e) = msg.check() {
                 yield Ok(rejected(id, &Status::invalid_argument(e.0)));
                 continue;

@@ -27,7 +27,9 @@ pub fn status(e: &HubError) -> Status {
         HubError::Store(StoreError::GameExists(_)) => Status::already_exists(e.to_string()),
         HubError::Store(StoreError::GameNotFound(_)) => Status::not_found(e.to_string()),
         HubError::Store(_) | HubError::ShuttingDown => Status::unavailable(e.to_string()),
-        HubError::Full(_) => Status::resource_exhausted(e.to_string()),
+        HubError::Full(_) | HubError::TooManyWatchers(_) => {
+            Status::resource_exhausted(e.to_string())
+        }
         HubError::Corrupt(_) => Status::data_loss(e.to_string()),
         HubError::Internal(_) => {
             tracing::error!(error = %e, "internal error");
@@ -68,5 +70,49 @@ pub fn code_name(code: tonic::Code) -> &'static str {
         C::Unavailable => "UNAVAILABLE",
         C::DataLoss => "DATA_LOSS",
         C::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// The longest status message the server sends (bytes of UTF-8): longer ones are cut by
+/// [`bounded_message`]. A message travels in the `grpc-message` header, and clients cap
+/// their headers (gRPC C-core refuses a response whose metadata passes its hard limit,
+/// and the caller would see RESOURCE_EXHAUSTED instead of the real code); a message that
+/// quoted its whole input would also hand it back to every log on the way.
+pub const MAX_STATUS_MESSAGE: usize = 200;
+
+/// `message` cut to at most [`MAX_STATUS_MESSAGE`] bytes, on a character boundary, ending
+/// with "…" when cut.
+pub fn bounded_message(message: &str) -> std::borrow::Cow<'_, str> {
+    if message.len() <= MAX_STATUS_MESSAGE {
+        return std::borrow::Cow::Borrowed(message);
+    }
+    let mut end = MAX_STATUS_MESSAGE - '…'.len_utf8();
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}…", &message[..end]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_messages_are_kept_long_ones_cut_on_a_char_boundary() {
+        assert_eq!(bounded_message("game 'x' not found"), "game 'x' not found");
+        let exact = "a".repeat(MAX_STATUS_MESSAGE);
+        assert_eq!(bounded_message(&exact), exact.as_str());
+        let long = "é".repeat(1000);
+        let cut = bounded_message(&long);
+        assert!(cut.len() <= MAX_STATUS_MESSAGE, "{}", cut.len());
+        assert!(cut.ends_with('…'));
+        assert!(cut.starts_with("éé"));
+        assert_eq!(
+            cut.trim_end_matches('…')
+                .chars()
+                .filter(|c| *c != 'é')
+                .count(),
+            0
+        );
     }
 }

@@ -21,6 +21,8 @@ pub struct Api {
     tokens: Arc<Tokens>,
     /// Each event's default broadcast delay (ms), for games created without one.
     event_delays: Arc<std::collections::BTreeMap<String, u64>>,
+    /// How fast one board stream may send.
+    board_rate: super::rate::BoardRate,
 }
 
 impl Api {
@@ -30,7 +32,19 @@ impl Api {
             hub,
             tokens,
             event_delays: Arc::default(),
+            board_rate: super::rate::BoardRate::default(),
         }
+    }
+
+    /// The same services, each board stream held to `rate`.
+    pub fn with_board_rate(mut self, rate: super::rate::BoardRate) -> Api {
+        self.board_rate = rate;
+        self
+    }
+
+    /// How fast one board stream may send.
+    pub(super) fn board_rate(&self) -> super::rate::BoardRate {
+        self.board_rate
     }
 
     /// The same services, with each named event's default broadcast delay (ms): a game

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use crate::hub::metrics::Metrics;
-use crate::server::config::{Config, FileConfig, LogFormat};
+use crate::server::config::{Config, FileConfig, FileLimits, LogFormat};
 use crate::server::run::{
     Listeners, ServeError, bind_metrics, open_store, run_with, shutdown_signal, tls_of,
 };
@@ -47,6 +47,54 @@ pub struct ServeArgs {
     /// CA certificates (PEM) client certificates must chain to (mutual TLS).
     #[arg(long, env = "ARBITER_TLS_CLIENT_CA")]
     pub tls_client_ca: Option<PathBuf>,
+    /// Connections open at most [default: 10000]; one more closes the longest-idle one.
+    #[arg(long, env = "ARBITER_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Close a connection with no open stream after this many seconds, 0 never [default: 300].
+    #[arg(long, env = "ARBITER_IDLE_TIMEOUT_S")]
+    pub idle_timeout_s: Option<u64>,
+    /// Seconds between HTTP/2 keep-alive pings, 0 none [default: 60].
+    #[arg(long, env = "ARBITER_KEEPALIVE_INTERVAL_S")]
+    pub keepalive_interval_s: Option<u64>,
+    /// Seconds a keep-alive ping may go unanswered [default: 20].
+    #[arg(long, env = "ARBITER_KEEPALIVE_TIMEOUT_S")]
+    pub keepalive_timeout_s: Option<u64>,
+    /// Streams (RPCs) open at once on one connection [default: 200].
+    #[arg(long, env = "ARBITER_MAX_STREAMS_PER_CONNECTION")]
+    pub max_streams_per_connection: Option<u32>,
+    /// The longest request message in bytes [default: 4194304].
+    #[arg(long, env = "ARBITER_MAX_MESSAGE_BYTES")]
+    pub max_message_bytes: Option<usize>,
+    /// Watch streams of one game at most [default: 5000].
+    #[arg(long, env = "ARBITER_MAX_WATCHERS_PER_GAME")]
+    pub max_watchers_per_game: Option<usize>,
+    /// Watch streams at most, all games together [default: 50000].
+    #[arg(long, env = "ARBITER_MAX_WATCHERS")]
+    pub max_watchers: Option<usize>,
+    /// Messages a second one board stream may send on average [default: 20].
+    #[arg(long, env = "ARBITER_BOARD_MESSAGES_PER_S")]
+    pub board_messages_per_s: Option<u32>,
+    /// Messages a board may send at once above that rate [default: 100].
+    #[arg(long, env = "ARBITER_BOARD_BURST")]
+    pub board_burst: Option<u32>,
+}
+
+impl ServeArgs {
+    /// The limits the flags (or their variables) set.
+    fn limits(&self) -> FileLimits {
+        FileLimits {
+            max_connections: self.max_connections,
+            idle_timeout_s: self.idle_timeout_s,
+            keepalive_interval_s: self.keepalive_interval_s,
+            keepalive_timeout_s: self.keepalive_timeout_s,
+            max_streams_per_connection: self.max_streams_per_connection,
+            max_message_bytes: self.max_message_bytes,
+            max_watchers_per_game: self.max_watchers_per_game,
+            max_watchers: self.max_watchers,
+            board_messages_per_s: self.board_messages_per_s,
+            board_burst: self.board_burst,
+        }
+    }
 }
 
 pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
@@ -65,6 +113,7 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
         args.tls_key.clone(),
         args.tls_client_ca.clone(),
     );
+    file.override_limits(args.limits());
     let config = match Config::resolve(
         file,
         args.listen,

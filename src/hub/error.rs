@@ -26,8 +26,27 @@ pub enum HubError {
     ShuttingDown,
     /// As many games are in memory as the server allows ([`HubConfig::max_loaded`]).
     Full(usize),
+    /// A watcher more than the server allows; nothing was registered.
+    TooManyWatchers(WatcherLimit),
     /// The hub broke one of its own invariants (a bug); nothing was recorded.
     Internal(String),
+}
+
+/// Which watcher limit was reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatcherLimit {
+    /// The game's (`max_watchers_per_game`).
+    Game {
+        /// The game.
+        game: String,
+        /// Its limit.
+        max: usize,
+    },
+    /// The server's, all games together (`max_watchers`).
+    Total {
+        /// The limit.
+        max: usize,
+    },
 }
 
 impl std::fmt::Display for HubError {
@@ -46,6 +65,16 @@ impl std::fmt::Display for HubError {
                 f,
                 "{n} games are in memory, the server's limit (max_loaded_games): \
                  finished games leave memory once idle; try again shortly"
+            ),
+            HubError::TooManyWatchers(WatcherLimit::Game { game, max }) => write!(
+                f,
+                "game '{game}' has {max} watch streams open, the server's limit \
+                 (max_watchers_per_game): try again later"
+            ),
+            HubError::TooManyWatchers(WatcherLimit::Total { max }) => write!(
+                f,
+                "{max} watch streams are open, the server's limit (max_watchers): \
+                 try again later"
             ),
             HubError::Internal(e) => write!(f, "internal error: {e}"),
         }

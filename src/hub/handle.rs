@@ -19,6 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::error::{HubError, decode};
 use super::meta::GameMeta;
 use super::queue::{Published, Step, WatchEnd, WatchQueue, WatchStart};
+use super::slots::{Slot, Slots};
 use super::task::{self, Msg, Pending};
 use super::timeline::Timeline;
 use crate::game::{Actor, Command, Session};
@@ -42,6 +43,8 @@ pub struct GameHandle {
     pub(super) tx: mpsc::Sender<Msg>,
     pub(super) store: Arc<dyn EventStore>,
     pub(super) watcher_queue: usize,
+    /// The game's watcher count and the hub's, with their limits.
+    pub(super) slots: Slots,
     /// To load the game again if its task left memory after this handle was taken.
     pub(super) hub: Weak<dyn Loader>,
     pub(super) timeline: Timeline,
@@ -199,7 +202,7 @@ impl GameHandle {
     /// Watches the game live: every event with `seq > from_seq`, then the live ones.
     ///
     /// # Errors
-    /// [`HubError::ShuttingDown`].
+    /// [`HubError::ShuttingDown`]; [`HubError::TooManyWatchers`].
     pub async fn watch(&self, from_seq: u64) -> Result<Watch, HubError> {
         self.watch_as(Audience::Live, from_seq).await
     }
@@ -208,8 +211,10 @@ impl GameHandle {
     /// broadcast delay, each event `delay` after it was recorded.
     ///
     /// # Errors
-    /// [`HubError::ShuttingDown`].
+    /// [`HubError::ShuttingDown`]; [`HubError::TooManyWatchers`]: the game or the hub has
+    /// as many watchers as the server allows (nothing is registered).
     pub async fn watch_as(&self, audience: Audience, from_seq: u64) -> Result<Watch, HubError> {
+        let slot = self.slots.take(&self.meta.id)?;
         let queue = Arc::new(WatchQueue::new(self.watcher_queue));
         let (reply, answer) = oneshot::channel();
         self.send(Msg::Watch {
@@ -226,6 +231,7 @@ impl GameHandle {
             queue,
             from_seq,
             start,
+            slot,
         ))
     }
 
@@ -272,6 +278,8 @@ pub struct Watch {
     history_until: u64,
     ended: bool,
     delay_ms: u64,
+    /// Its place in the watcher counts, given back when the watch is dropped.
+    _slot: Slot,
 }
 
 impl std::fmt::Debug for Watch {
@@ -296,6 +304,7 @@ impl Watch {
         queue: Arc<WatchQueue>,
         from_seq: u64,
         start: WatchStart,
+        slot: Slot,
     ) -> Watch {
         let (backlog, history_until) = match start.backlog {
             Some(events) => (events.into(), 0),
@@ -311,6 +320,7 @@ impl Watch {
             history_until,
             ended: false,
             delay_ms: start.delay_ms,
+            _slot: slot,
         }
     }
 

@@ -14,6 +14,7 @@ mod handle;
 mod meta;
 pub mod metrics;
 mod queue;
+mod slots;
 mod task;
 mod timeline;
 
@@ -27,6 +28,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch as signal};
 
 pub use error::HubError;
+pub use error::WatcherLimit;
 pub(crate) use error::{append_decided, decode, encode, summary_of};
 pub use handle::{Audience, GameHandle, Snapshot, Watch, WatchItem};
 pub use meta::{GameMeta, PlayerInfo};
@@ -52,6 +54,10 @@ pub struct HubConfig {
     /// A finished game with no watcher leaves memory after this long without a command
     /// or a read (its summary row answers listings meanwhile).
     pub evict_after: Duration,
+    /// Watchers of one game at most; one more answers [`HubError::TooManyWatchers`].
+    pub max_watchers_per_game: usize,
+    /// Watchers of all games together at most.
+    pub max_watchers: usize,
 }
 
 impl Default for HubConfig {
@@ -61,6 +67,8 @@ impl Default for HubConfig {
             watcher_queue: 1024,
             max_loaded: 100_000,
             evict_after: Duration::from_secs(60),
+            max_watchers_per_game: 5_000,
+            max_watchers: 50_000,
         }
     }
 }
@@ -83,6 +91,8 @@ pub struct Hub {
     next_id: AtomicU64,
     metrics: Arc<Metrics>,
     config: HubConfig,
+    /// Watchers of all games, for [`HubConfig::max_watchers`].
+    watchers: Arc<std::sync::atomic::AtomicUsize>,
     stop: signal::Sender<bool>,
     /// Each task holds a clone; `None` once shutting down (no new tasks).
     alive: Mutex<Option<mpsc::Sender<()>>>,
@@ -120,6 +130,7 @@ impl Hub {
             next_id: AtomicU64::new(0),
             metrics,
             config,
+            watchers: Arc::default(),
             stop: signal::channel(false).0,
             alive: Mutex::new(Some(alive)),
             all_stopped: tokio::sync::Mutex::new(all_stopped),
@@ -239,6 +250,11 @@ impl Hub {
             tx,
             store: self.store.clone(),
             watcher_queue: self.config.watcher_queue,
+            slots: slots::Slots::new(
+                &self.watchers,
+                self.config.max_watchers_per_game,
+                self.config.max_watchers,
+            ),
             hub: loader,
             timeline: self.timeline,
         };

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -65,6 +66,8 @@ pub struct FileConfig {
     pub evict_after_s: Option<u64>,
     /// TLS.
     pub tls: Option<FileTls>,
+    /// Resource limits.
+    pub limits: Option<FileLimits>,
     /// Bearer tokens and their roles.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
@@ -80,6 +83,156 @@ pub struct FileEvent {
     /// The public broadcast delay (ms, at most 24 hours) of games created in this event
     /// without one of their own (`GameSettings.broadcast_delay_ms` left unset).
     pub broadcast_delay_ms: Option<u64>,
+}
+
+/// The `[limits]` table as written (each also from an `ARBITER_*` variable or a flag).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileLimits {
+    /// Connections open at most.
+    pub max_connections: Option<usize>,
+    /// Seconds a connection may stay with no open stream (0: no limit).
+    pub idle_timeout_s: Option<u64>,
+    /// Seconds between HTTP/2 pings on a connection (0: no pings).
+    pub keepalive_interval_s: Option<u64>,
+    /// Seconds a ping may go unanswered before the connection is closed.
+    pub keepalive_timeout_s: Option<u64>,
+    /// Streams (RPCs) open at once on one connection.
+    pub max_streams_per_connection: Option<u32>,
+    /// The longest request message, bytes.
+    pub max_message_bytes: Option<usize>,
+    /// Watch streams of one game at most (WatchGame, WatchEvent, bound boards).
+    pub max_watchers_per_game: Option<usize>,
+    /// Watch streams at most, all games together.
+    pub max_watchers: Option<usize>,
+    /// Messages a second one board stream may send, on average.
+    pub board_messages_per_s: Option<u32>,
+    /// Messages a board may send at once above that rate.
+    pub board_burst: Option<u32>,
+}
+
+impl FileLimits {
+    /// Each of `self`'s settings, else `under`'s.
+    pub fn or(self, under: FileLimits) -> FileLimits {
+        FileLimits {
+            max_connections: self.max_connections.or(under.max_connections),
+            idle_timeout_s: self.idle_timeout_s.or(under.idle_timeout_s),
+            keepalive_interval_s: self.keepalive_interval_s.or(under.keepalive_interval_s),
+            keepalive_timeout_s: self.keepalive_timeout_s.or(under.keepalive_timeout_s),
+            max_streams_per_connection: self
+                .max_streams_per_connection
+                .or(under.max_streams_per_connection),
+            max_message_bytes: self.max_message_bytes.or(under.max_message_bytes),
+            max_watchers_per_game: self.max_watchers_per_game.or(under.max_watchers_per_game),
+            max_watchers: self.max_watchers.or(under.max_watchers),
+            board_messages_per_s: self.board_messages_per_s.or(under.board_messages_per_s),
+            board_burst: self.board_burst.or(under.board_burst),
+        }
+    }
+}
+
+/// The resource limits, resolved (see the README's Configuration for the defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections open at most; one more closes the longest-idle connection, or itself
+    /// if every connection has an open stream.
+    pub max_connections: usize,
+    /// A connection with no open stream this long is closed.
+    pub idle_timeout: Option<Duration>,
+    /// HTTP/2 pings this often.
+    pub keepalive_interval: Option<Duration>,
+    /// A ping unanswered this long closes the connection.
+    pub keepalive_timeout: Duration,
+    /// Streams open at once on one connection.
+    pub max_streams_per_connection: u32,
+    /// The longest request message, bytes.
+    pub max_message_bytes: usize,
+    /// Watch streams of one game at most.
+    pub max_watchers_per_game: usize,
+    /// Watch streams at most.
+    pub max_watchers: usize,
+    /// A board stream's average rate, messages a second.
+    pub board_messages_per_s: u32,
+    /// A board stream's burst above it.
+    pub board_burst: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: 10_000,
+            idle_timeout: Some(Duration::from_secs(300)),
+            keepalive_interval: Some(Duration::from_secs(60)),
+            keepalive_timeout: Duration::from_secs(20),
+            max_streams_per_connection: 200,
+            max_message_bytes: 4 << 20,
+            max_watchers_per_game: 5_000,
+            max_watchers: 50_000,
+            board_messages_per_s: 20,
+            board_burst: 100,
+        }
+    }
+}
+
+impl Limits {
+    /// The file's (or flags') settings over the defaults.
+    ///
+    /// # Errors
+    /// A limit of 0 where 0 means nothing (connections, streams, message size, watchers,
+    /// board rate or burst, keep-alive timeout).
+    pub fn resolve(file: FileLimits) -> Result<Limits, ConfigError> {
+        fn positive<T: PartialEq + Default + Copy>(
+            name: &str,
+            v: Option<T>,
+            default: T,
+        ) -> Result<T, ConfigError> {
+            match v {
+                Some(v) if v == T::default() => {
+                    Err(ConfigError(format!("limits.{name}: must be at least 1")))
+                }
+                Some(v) => Ok(v),
+                None => Ok(default),
+            }
+        }
+        let d = Limits::default();
+        let seconds = |v: Option<u64>, default: Option<Duration>| match v {
+            Some(0) => None,
+            Some(s) => Some(Duration::from_secs(s)),
+            None => default,
+        };
+        Ok(Limits {
+            max_connections: positive("max_connections", file.max_connections, d.max_connections)?,
+            idle_timeout: seconds(file.idle_timeout_s, d.idle_timeout),
+            keepalive_interval: seconds(file.keepalive_interval_s, d.keepalive_interval),
+            keepalive_timeout: Duration::from_secs(positive(
+                "keepalive_timeout_s",
+                file.keepalive_timeout_s,
+                d.keepalive_timeout.as_secs(),
+            )?),
+            max_streams_per_connection: positive(
+                "max_streams_per_connection",
+                file.max_streams_per_connection,
+                d.max_streams_per_connection,
+            )?,
+            max_message_bytes: positive(
+                "max_message_bytes",
+                file.max_message_bytes,
+                d.max_message_bytes,
+            )?,
+            max_watchers_per_game: positive(
+                "max_watchers_per_game",
+                file.max_watchers_per_game,
+                d.max_watchers_per_game,
+            )?,
+            max_watchers: positive("max_watchers", file.max_watchers, d.max_watchers)?,
+            board_messages_per_s: positive(
+                "board_messages_per_s",
+                file.board_messages_per_s,
+                d.board_messages_per_s,
+            )?,
+            board_burst: positive("board_burst", file.board_burst, d.board_burst)?,
+        })
+    }
 }
 
 /// The resolved configuration.
@@ -107,6 +260,8 @@ pub struct Config {
     pub tokens: Vec<TokenConfig>,
     /// Each event's default broadcast delay (ms).
     pub event_delays: std::collections::BTreeMap<String, u64>,
+    /// Resource limits.
+    pub limits: Limits,
 }
 
 /// The default gRPC address.
@@ -133,6 +288,11 @@ impl FileConfig {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError(format!("config {}: {e}", path.display())))?;
         toml::from_str(&text).map_err(|e| ConfigError(format!("config {}: {e}", path.display())))
+    }
+
+    /// Lays the limits given by flags or the environment over the file's `[limits]`.
+    pub fn override_limits(&mut self, over: FileLimits) {
+        self.limits = Some(over.or(self.limits.unwrap_or_default()));
     }
 
     /// Lays the TLS paths given by flags or the environment over the file's `[tls]`.
@@ -225,10 +385,11 @@ impl Config {
             insecure: insecure || file.insecure.unwrap_or(false),
             charge_outage: file.charge_outage.unwrap_or(false),
             max_loaded_games: file.max_loaded_games.unwrap_or(100_000).max(1),
-            evict_after: std::time::Duration::from_secs(file.evict_after_s.unwrap_or(60)),
+            evict_after: Duration::from_secs(file.evict_after_s.unwrap_or(60)),
             tls: resolve_tls(file.tls)?,
             tokens: file.tokens,
             event_delays,
+            limits: Limits::resolve(file.limits.unwrap_or_default())?,
         };
         if config.tokens.is_empty() && !config.listen.ip().is_loopback() && !config.insecure {
             return Err(ConfigError(format!(
@@ -320,6 +481,32 @@ mod tests {
         );
         let unknown = toml::from_str::<FileConfig>("[events.\"Open\"]\ndelay = 5\n");
         assert!(unknown.is_err(), "unknown keys are refused");
+    }
+
+    /// `[limits]`: defaults, the file's values, flags over the file, 0 refused where it
+    /// means nothing and "off" where it may.
+    #[test]
+    fn limits_are_layered_and_checked() {
+        let c = Config::resolve(FileConfig::default(), None, None, true, None, None, false)
+            .expect("defaults");
+        assert_eq!(c.limits, Limits::default());
+        let mut file: FileConfig = toml::from_str(
+            "[limits]\nmax_connections = 64\nidle_timeout_s = 0\nboard_messages_per_s = 5\n",
+        )
+        .expect("toml");
+        file.override_limits(FileLimits {
+            max_connections: Some(32),
+            ..FileLimits::default()
+        });
+        let c = Config::resolve(file, None, None, true, None, None, false).expect("valid");
+        assert_eq!(c.limits.max_connections, 32, "the flag wins");
+        assert_eq!(c.limits.idle_timeout, None, "0: no idle timeout");
+        assert_eq!(c.limits.board_messages_per_s, 5);
+        assert_eq!(c.limits.max_watchers, Limits::default().max_watchers);
+        let file: FileConfig = toml::from_str("[limits]\nmax_watchers = 0\n").expect("toml");
+        let e = Config::resolve(file, None, None, true, None, None, false).expect_err("0");
+        assert_eq!(e.0, "limits.max_watchers: must be at least 1");
+        assert!(toml::from_str::<FileConfig>("[limits]\nmax_conections = 1\n").is_err());
     }
 
     #[test]

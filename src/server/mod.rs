@@ -2,6 +2,8 @@
 //! the server itself.
 
 pub mod config;
+pub mod conn;
+pub mod edge;
 pub mod probes;
 pub mod run;
 pub mod tls;

@@ -8,14 +8,15 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::codegen::http;
 use tonic::transport::ServerTlsConfig;
-use tonic::transport::server::TcpIncoming;
 use tonic_reflection::server::{v1 as reflection_v1, v1alpha as reflection_v1alpha};
 
 use super::config::Config;
+use super::conn::{self, ConnLimits, Connections};
+use super::edge::EdgeLayer;
 use super::probes;
 use super::tls;
 use crate::api::auth::Tokens;
-use crate::api::{Api, pb};
+use crate::api::{Api, BoardRate, pb};
 use crate::hub::metrics::Metrics;
 use crate::hub::{Hub, HubConfig};
 use crate::store::{EventStore, MemoryStore, SqliteOptions, SqliteStore};
@@ -199,6 +200,8 @@ async fn serve_grpc(
         HubConfig {
             max_loaded: config.max_loaded_games,
             evict_after: config.evict_after,
+            max_watchers_per_game: config.limits.max_watchers_per_game,
+            max_watchers: config.limits.max_watchers,
             ..HubConfig::default()
         },
     );
@@ -246,9 +249,18 @@ async fn serve_grpc(
             return Err(ServeError(format!("reflection: {e}")));
         }
     };
-    let api = Api::new(hub.clone(), tokens).with_event_delays(config.event_delays.clone());
+    let limits = config.limits;
+    let api = Api::new(hub.clone(), tokens)
+        .with_event_delays(config.event_delays.clone())
+        .with_board_rate(BoardRate {
+            per_s: limits.board_messages_per_s,
+            burst: limits.board_burst,
+        });
     tracing::info!(addr = ?listener.local_addr().ok(), tls = tls.is_some(), "serving");
-    let mut builder = tonic::transport::Server::builder();
+    let mut builder = tonic::transport::Server::builder()
+        .http2_keepalive_interval(limits.keepalive_interval)
+        .http2_keepalive_timeout(Some(limits.keepalive_timeout))
+        .max_concurrent_streams(limits.max_streams_per_connection);
     if let Some(tls) = tls {
         builder = match builder.tls_config(tls) {
             Ok(b) => b,
@@ -265,6 +277,11 @@ async fn serve_grpc(
         shutdown.await;
         stopping.begin_shutdown();
     };
+    let max = limits.max_message_bytes;
+    let conns = Connections::new(ConnLimits {
+        max: limits.max_connections,
+        idle: limits.idle_timeout,
+    });
     let served = builder
         .layer(tower::util::MapResponseLayer::new(
             move |response: http::Response<tonic::body::Body>| {
@@ -272,23 +289,32 @@ async fn serve_grpc(
                 response
             },
         ))
+        .layer(EdgeLayer { max_message: max })
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .add_service(pb::rules_service_server::RulesServiceServer::new(
-            api.clone(),
-        ))
-        .add_service(pb::game_service_server::GameServiceServer::new(api.clone()))
-        .add_service(pb::board_service_server::BoardServiceServer::new(
-            api.clone(),
-        ))
-        .add_service(pb::arbiter_service_server::ArbiterServiceServer::new(
-            api.clone(),
-        ))
-        .add_service(pb::broadcast_service_server::BroadcastServiceServer::new(
-            api,
-        ))
-        .serve_with_incoming_shutdown(incoming(listener), shutdown)
+        // tonic's own size check stays behind the edge's (same limit) as a second wall.
+        .add_service(
+            pb::rules_service_server::RulesServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+        )
+        .add_service(
+            pb::game_service_server::GameServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+        )
+        .add_service(
+            pb::board_service_server::BoardServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+        )
+        .add_service(
+            pb::arbiter_service_server::ArbiterServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+        )
+        .add_service(
+            pb::broadcast_service_server::BroadcastServiceServer::new(api)
+                .max_decoding_message_size(max),
+        )
+        .serve_with_incoming_shutdown(conn::incoming(listener, conns), shutdown)
         .await
         .map_err(|e| ServeError(format!("transport: {e}")));
     // Every game's task finishes the commit it is in and stops; then the log is
@@ -326,13 +352,6 @@ pub fn reflection() -> Result<
             )
     }
     Ok((descriptors().build_v1()?, descriptors().build_v1alpha()?))
-}
-
-/// The accepted connections, with Nagle's algorithm off. `Server::tcp_nodelay` only
-/// applies to listeners tonic binds itself; on a listener handed in, small answers would
-/// wait for the client's delayed ACK (about 40 ms on Linux) before leaving.
-fn incoming(listener: TcpListener) -> TcpIncoming {
-    TcpIncoming::from(listener).with_nodelay(Some(true))
 }
 
 /// Resolves on SIGINT or SIGTERM.

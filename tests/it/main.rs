@@ -22,6 +22,7 @@ mod hostile;
 mod hub;
 mod hub_props;
 mod layout;
+mod limits;
 mod metrics;
 mod notation_props;
 mod pdn;

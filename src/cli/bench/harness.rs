@@ -16,7 +16,7 @@ use super::echo;
 use super::stats::{SHUFFLE_FEN, Sample, TIME_CONTROL};
 use crate::api::pb;
 use crate::api::pb::game_service_client::GameServiceClient;
-use crate::server::config::{Config, LogFormat};
+use crate::server::config::{Config, Limits, LogFormat};
 use crate::server::run::run as serve;
 use crate::store::EventStore;
 
@@ -43,6 +43,13 @@ impl Running {
             tls: None,
             tokens: Vec::new(),
             event_delays: Default::default(),
+            // The fan-out plans put thousands of watch streams on a few connections.
+            limits: Limits {
+                max_streams_per_connection: u32::MAX,
+                max_watchers_per_game: usize::MAX,
+                max_watchers: usize::MAX,
+                ..Limits::default()
+            },
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {

@@ -1,0 +1,605 @@
+//! Issue 13, hostile and broken input at the transport: exact codes for over-size and
+//! undecodable messages, bounded status messages, the connection limit and idle timeout
+//! (also under a low file-descriptor limit, in a child process), watcher caps, and the
+//! board-stream rate limit.
+
+use std::net::{SocketAddr, TcpListener as StdListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::board_service_client::BoardServiceClient;
+use draughts_arbiter::api::pb::broadcast_service_client::BroadcastServiceClient;
+use draughts_arbiter::api::pb::game_service_client::GameServiceClient;
+use draughts_arbiter::server::config::{Config, FileConfig, FileLimits};
+use draughts_arbiter::server::run::run;
+use draughts_arbiter::store::MemoryStore;
+use prost::bytes::BufMut;
+use tokio::io::AsyncReadExt;
+use tonic::Code;
+use tonic::transport::{Channel, Endpoint};
+
+/// The real server in this process (memory store, open mode) with `limits`.
+async fn start(limits: FileLimits) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let file = FileConfig {
+        limits: Some(limits),
+        ..FileConfig::default()
+    };
+    let config = Config::resolve(file, Some(addr), None, true, None, None, false).expect("config");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        run(&config, Arc::new(MemoryStore::new()), listener, async {
+            let _ = stopped.await;
+        })
+        .await
+        .expect("server runs");
+    });
+    (addr, stop)
+}
+
+async fn channel(addr: SocketAddr) -> Channel {
+    let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+        .expect("url")
+        .connect_timeout(Duration::from_secs(2))
+        .timeout(Duration::from_secs(5));
+    for _ in 0..100 {
+        if let Ok(c) = endpoint.connect().await {
+            return c;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("server did not come up at {addr}");
+}
+
+fn games(c: Channel) -> GameServiceClient<Channel> {
+    GameServiceClient::new(c).max_encoding_message_size(usize::MAX)
+}
+
+fn create(id: &str) -> pb::CreateGameRequest {
+    pb::CreateGameRequest {
+        variant: pb::Variant::Russian as i32,
+        time_control: "5m+3s".into(),
+        white: Some(pb::Player {
+            name: "Ann".into(),
+            ..Default::default()
+        }),
+        black: Some(pb::Player {
+            name: "Bob".into(),
+            ..Default::default()
+        }),
+        event: "Limits".into(),
+        round: "1".into(),
+        board: 1,
+        game_id: id.into(),
+        ..Default::default()
+    }
+}
+
+/// A message whose encoding is the given bytes as they are: garbage on the wire.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct RawBytes(Vec<u8>);
+
+impl prost::Message for RawBytes {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        buf.put_slice(&self.0);
+    }
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: prost::encoding::WireType,
+        buf: &mut impl prost::bytes::Buf,
+        ctx: prost::encoding::DecodeContext,
+    ) -> Result<(), prost::DecodeError> {
+        prost::encoding::skip_field(wire_type, tag, buf, ctx)
+    }
+    fn encoded_len(&self) -> usize {
+        self.0.len()
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// Sends `bytes` as the request message of `path` (a unary method).
+async fn raw_unary(c: Channel, path: &'static str, bytes: Vec<u8>) -> tonic::Status {
+    let mut grpc = tonic::client::Grpc::new(c).max_encoding_message_size(usize::MAX);
+    grpc.ready().await.expect("ready");
+    let codec = tonic_prost::ProstCodec::<RawBytes, RawBytes>::default();
+    grpc.unary(
+        tonic::Request::new(RawBytes(bytes)),
+        tonic::codegen::http::uri::PathAndQuery::from_static(path),
+        codec,
+    )
+    .await
+    .expect_err("refused")
+}
+
+/// Over-size messages: RESOURCE_EXHAUSTED at every size above the limit (unary and on the
+/// board stream); undecodable ones: INVALID_ARGUMENT. Before: OUT_OF_RANGE and INTERNAL.
+#[tokio::test]
+async fn oversize_is_resource_exhausted_and_garbage_invalid_argument() {
+    let (addr, _stop) = start(FileLimits::default()).await;
+    let c = channel(addr).await;
+    let mut big = create("big");
+    big.event = "x".repeat(4 << 20);
+    let e = games(c.clone())
+        .create_game(big)
+        .await
+        .expect_err("too big");
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("max_message_bytes"), "{}", e.message());
+    let e = raw_unary(
+        c.clone(),
+        "/draughts.arbiter.v1.GameService/CreateGame",
+        vec![0xff; 64],
+    )
+    .await;
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(
+        e.message().contains("not valid protobuf"),
+        "{}",
+        e.message()
+    );
+    let e = raw_unary(
+        c.clone(),
+        "/draughts.arbiter.v1.RulesService/LegalMoves",
+        vec![0x0f, 0x01],
+    )
+    .await;
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    // The board stream: the over-size message ends the stream with the code.
+    let msg = pb::BoardMessage {
+        message_id: 1,
+        kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
+            game_id: "g".repeat((4 << 20) + 1),
+            board_id: String::new(),
+        })),
+        ..Default::default()
+    };
+    let mut board = BoardServiceClient::new(c.clone()).max_encoding_message_size(usize::MAX);
+    let outcome = match board.connect(tokio_stream::iter(vec![msg])).await {
+        Err(e) => e,
+        Ok(r) => {
+            let mut s = r.into_inner();
+            loop {
+                match s.message().await {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => panic!("the stream ended without an error"),
+                    Err(e) => break e,
+                }
+            }
+        }
+    };
+    assert_eq!(outcome.code(), Code::ResourceExhausted, "{outcome:?}");
+    // A lower limit applies to every size above it; the message at the limit passes.
+    let (addr, _stop2) = start(FileLimits {
+        max_message_bytes: Some(1000),
+        ..FileLimits::default()
+    })
+    .await;
+    let c = channel(addr).await;
+    for size in [1001, 5000, 70_000, 5 << 20] {
+        let e = raw_unary(
+            c.clone(),
+            "/draughts.arbiter.v1.GameService/GetGame",
+            vec![0xff; size],
+        )
+        .await;
+        assert_eq!(e.code(), Code::ResourceExhausted, "{size}: {e:?}");
+    }
+    let e = raw_unary(
+        c,
+        "/draughts.arbiter.v1.GameService/GetGame",
+        vec![0xff; 1000],
+    )
+    .await;
+    assert_eq!(
+        e.code(),
+        Code::InvalidArgument,
+        "at the limit: decoded, {e:?}"
+    );
+}
+
+/// A long bad input: the code is the real one and grpc-message is bounded (200 bytes).
+#[tokio::test]
+async fn long_bad_input_gets_a_bounded_message() {
+    let (addr, _stop) = start(FileLimits::default()).await;
+    let c = channel(addr).await;
+    let mut req = create("long");
+    req.time_control = format!("5m+{}", "é".repeat(50_000));
+    let e = games(c.clone())
+        .create_game(req)
+        .await
+        .expect_err("bad time control");
+    assert_eq!(e.code(), Code::InvalidArgument, "{:?}", e.code());
+    assert!(e.message().len() <= 200, "{} bytes", e.message().len());
+    let mut req = create("long-fen");
+    req.start_fen = format!("W:W{}", "9".repeat(100_000));
+    let e = games(c).create_game(req).await.expect_err("bad fen");
+    assert_eq!(e.code(), Code::InvalidArgument, "{:?}", e.code());
+    assert!(e.message().len() <= 200, "{} bytes", e.message().len());
+}
+
+/// Whether `conn` is closed by the server within `wait`.
+async fn is_closed(conn: &mut tokio::net::TcpStream, wait: Duration) -> bool {
+    let t = Instant::now();
+    let mut buf = [0u8; 256];
+    loop {
+        match tokio::time::timeout(wait.saturating_sub(t.elapsed()), conn.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+        }
+    }
+}
+
+/// Waits until `conn` is closed by the server (EOF or reset); panics after `within`.
+async fn closed_within(conn: &mut tokio::net::TcpStream, within: Duration) -> Duration {
+    let t = Instant::now();
+    let mut buf = [0u8; 256];
+    loop {
+        match tokio::time::timeout(within.saturating_sub(t.elapsed()), conn.read(&mut buf)).await {
+            Err(_) => panic!("still open after {within:?}"),
+            Ok(Ok(0)) | Ok(Err(_)) => return t.elapsed(),
+            Ok(Ok(_)) => continue, // the server's SETTINGS, if it spoke
+        }
+    }
+}
+
+/// Over `max_connections`, the longest-idle connection makes room: a flood of idle
+/// connections cannot keep a client out; and idle connections close after the timeout
+/// while a connection with an open stream stays.
+#[tokio::test]
+async fn connection_flood_gives_way_and_idle_connections_close() {
+    let (addr, _stop) = start(FileLimits {
+        max_connections: Some(8),
+        idle_timeout_s: Some(2),
+        ..FileLimits::default()
+    })
+    .await;
+    let c = channel(addr).await;
+    games(c.clone())
+        .create_game(create("g"))
+        .await
+        .expect("create");
+    drop(c);
+    let mut flood = Vec::new();
+    for _ in 0..40 {
+        flood.push(tokio::net::TcpStream::connect(addr).await.expect("connect"));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = Instant::now();
+    let c = channel(addr).await;
+    let mut watch = BroadcastServiceClient::new(c.clone())
+        .watch_game(pb::WatchGameRequest {
+            game_id: "g".into(),
+            from_seq: 0,
+        })
+        .await
+        .expect("served during the flood")
+        .into_inner();
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // All but the 7 newest flood connections were closed to make room.
+    let mut open = 0;
+    for conn in &mut flood {
+        if !is_closed(conn, Duration::from_millis(50)).await {
+            open += 1;
+        }
+    }
+    assert!(open <= 7, "{open} flood connections still open");
+    // The rest close after the idle timeout (2 s)...
+    for conn in &mut flood {
+        closed_within(conn, Duration::from_secs(5)).await;
+    }
+    // ... while the watching connection, past it, still delivers.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    games(c.clone())
+        .start_game(pb::StartGameRequest {
+            game_id: "g".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("start");
+    let first = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let e = watch.message().await.expect("watch").expect("event");
+            if matches!(e.kind, Some(pb::game_event::Kind::GameStarted(_))) {
+                return e;
+            }
+        }
+    })
+    .await
+    .expect("the watch saw the start");
+    assert!(first.seq > 1);
+    // An idle raw connection is closed by the timeout alone.
+    let mut idle = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let took = closed_within(&mut idle, Duration::from_secs(6)).await;
+    assert!(took >= Duration::from_millis(1500), "closed after {took:?}");
+}
+
+/// `max_watchers_per_game` and `max_watchers`: one more is RESOURCE_EXHAUSTED (a board's
+/// bind too), a watcher that leaves gives its place back.
+#[tokio::test]
+async fn watcher_caps() {
+    let (addr, _stop) = start(FileLimits {
+        max_watchers_per_game: Some(2),
+        max_watchers: Some(3),
+        ..FileLimits::default()
+    })
+    .await;
+    let c = channel(addr).await;
+    for id in ["a", "b"] {
+        games(c.clone())
+            .create_game(create(id))
+            .await
+            .expect("create");
+    }
+    let mut b = BroadcastServiceClient::new(c.clone());
+    let req = |id: &str| pb::WatchGameRequest {
+        game_id: id.into(),
+        from_seq: 0,
+    };
+    let a1 = b.watch_game(req("a")).await.expect("1st of a");
+    let _a2 = b.watch_game(req("a")).await.expect("2nd of a");
+    let e = b.watch_game(req("a")).await.expect_err("3rd of a");
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(
+        e.message().contains("max_watchers_per_game"),
+        "{}",
+        e.message()
+    );
+    let _b1 = b.watch_game(req("b")).await.expect("1st of b");
+    let e = b.watch_game(req("b")).await.expect_err("4th in all");
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("max_watchers"), "{}", e.message());
+    let e = b
+        .watch_event(pb::WatchEventRequest {
+            event: "Limits".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("event stream over the total");
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    // A board binding to the full game is refused with the code.
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let mut feedback = BoardServiceClient::new(c.clone())
+        .connect(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .expect("board stream")
+        .into_inner();
+    tx.send(pb::BoardMessage {
+        message_id: 1,
+        kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
+            game_id: "a".into(),
+            board_id: "dgt-1".into(),
+        })),
+        ..Default::default()
+    })
+    .await
+    .expect("send");
+    match feedback
+        .message()
+        .await
+        .expect("feedback")
+        .expect("one")
+        .kind
+    {
+        Some(pb::board_feedback::Kind::Rejected(r)) => {
+            assert_eq!(r.code, "RESOURCE_EXHAUSTED", "{r:?}")
+        }
+        other => panic!("bound to a full game: {other:?}"),
+    }
+    // One leaves: its place is free again (the server sees the cancel shortly).
+    drop(a1);
+    let t = Instant::now();
+    loop {
+        match b.watch_game(req("b")).await {
+            Ok(_) => break,
+            Err(e) if t.elapsed() < Duration::from_secs(3) => {
+                assert_eq!(e.code(), Code::ResourceExhausted);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("the place was not given back: {e:?}"),
+        }
+    }
+}
+
+/// The server binary as a child, killed when dropped.
+struct Child_ {
+    child: Child,
+    addr: SocketAddr,
+    log: PathBuf,
+}
+
+impl Drop for Child_ {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn(dir: &Path, env: &[(&str, &str)], nofile: Option<u64>) -> Child_ {
+    let port = StdListener::bind("127.0.0.1:0")
+        .expect("free port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let log = dir.join("server.log");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_draughts-arbiter"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("ARBITER_") {
+            cmd.env_remove(&key);
+        }
+    }
+    cmd.arg("serve")
+        .arg("--memory")
+        .arg("--listen")
+        .arg(format!("127.0.0.1:{port}"))
+        .env("ARBITER_LOG", "info")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(&log).expect("log file")));
+    if let Some(n) = nofile {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let lim = libc::rlimit {
+                    rlim_cur: n,
+                    rlim_max: n,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    Child_ {
+        child: cmd.spawn().expect("start the server"),
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        log,
+    }
+}
+
+/// CPU seconds (user + system) the process has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let after = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 =
+        fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    ticks as f64 / 100.0
+}
+
+/// Under a file-descriptor limit of 64 (below the default `max_connections`), a flood of
+/// 300 idle connections neither keeps a client out nor makes the server spin.
+#[tokio::test]
+async fn low_fd_limit_flood_still_serves() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = spawn(dir.path(), &[], Some(64));
+    let c = channel(server.addr).await;
+    games(c.clone())
+        .create_game(create("g"))
+        .await
+        .expect("create");
+    drop(c);
+    let mut flood = Vec::new();
+    for _ in 0..300 {
+        match tokio::net::TcpStream::connect(server.addr).await {
+            Ok(s) => flood.push(s),
+            Err(e) => panic!("flood connect: {e}"),
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = server.child.id();
+    let cpu_before = cpu_seconds(pid);
+    let t = Instant::now();
+    let c = channel(server.addr).await;
+    let got = games(c)
+        .get_game(pb::GetGameRequest {
+            game_id: "g".into(),
+        })
+        .await
+        .expect("served while the flood holds");
+    assert_eq!(got.into_inner().id, "g");
+    let took = t.elapsed();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let cpu = (cpu_seconds(pid) - cpu_before) / t.elapsed().as_secs_f64();
+    let log = std::fs::read_to_string(&server.log).unwrap_or_default();
+    assert!(took < Duration::from_secs(5), "took {took:?}\n{log}");
+    assert!(
+        cpu < 0.3,
+        "the server used {cpu:.2} of a core while flooded\n{log}"
+    );
+    eprintln!("low fd: served in {took:?}, server CPU {cpu:.3} of a core during the flood");
+    drop(flood);
+}
+
+/// A board over `board_messages_per_s`: the excess is RESOURCE_EXHAUSTED, the rest is
+/// taken, and the flood is logged once, not once per message.
+#[tokio::test]
+async fn board_flood_is_refused_and_reported_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = spawn(
+        dir.path(),
+        &[
+            ("ARBITER_BOARD_MESSAGES_PER_S", "5"),
+            ("ARBITER_BOARD_BURST", "10"),
+        ],
+        None,
+    );
+    let c = channel(server.addr).await;
+    games(c.clone())
+        .create_game(create("g"))
+        .await
+        .expect("create");
+    let (tx, rx) = tokio::sync::mpsc::channel(256);
+    let mut feedback = BoardServiceClient::new(c)
+        .connect(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .expect("board stream")
+        .into_inner();
+    let n = 200u64;
+    tx.send(pb::BoardMessage {
+        message_id: 1,
+        kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
+            game_id: "g".into(),
+            board_id: "dgt-7".into(),
+        })),
+        ..Default::default()
+    })
+    .await
+    .expect("bind");
+    for id in 2..=n {
+        tx.send(pb::BoardMessage {
+            message_id: id,
+            kind: Some(pb::board_message::Kind::Snapshot(
+                pb::BoardOccupancy::default(),
+            )),
+            ..Default::default()
+        })
+        .await
+        .expect("send");
+    }
+    let mut answered = std::collections::BTreeMap::new();
+    while answered.len() < n as usize {
+        let f = tokio::time::timeout(Duration::from_secs(10), feedback.message())
+            .await
+            .expect("feedback in time")
+            .expect("stream")
+            .expect("message");
+        let verdict = match f.kind {
+            Some(pb::board_feedback::Kind::Rejected(r)) => r.code,
+            Some(pb::board_feedback::Kind::Ack(_) | pb::board_feedback::Kind::Bound(_)) => {
+                "OK".into()
+            }
+            _ => continue,
+        };
+        if f.message_id != 0 {
+            answered.entry(f.message_id).or_insert(verdict);
+        }
+    }
+    let refused = answered
+        .values()
+        .filter(|v| *v == "RESOURCE_EXHAUSTED")
+        .count();
+    assert!(
+        refused >= 150,
+        "only {refused} of {n} refused: {answered:?}"
+    );
+    assert_eq!(answered[&1], "OK", "the bind is within the burst");
+    // The log names the flood once.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let log = std::fs::read_to_string(&server.log).expect("log");
+    let floods = log.matches("board flood").count();
+    assert_eq!(floods, 1, "{log}");
+    assert!(log.contains("dgt-7"), "{log}");
+}
