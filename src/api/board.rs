@@ -142,6 +142,15 @@ pub fn session(
                         refused_before = bucket.refused - 1,
                         "board flood: messages beyond the rate are refused (board_messages_per_s)"
                     );
+                    // Recorded in the bound game, once per flood, for the arbiter; the
+                    // board hears of it through its watch like any other event.
+                    if let Some(h) = bound.as_ref() {
+                        let flooded = BoardInput::Flooded { per_s: rate.per_s, burst: rate.burst };
+                        let board_ms = (msg.board_time_ms > 0).then_some(msg.board_time_ms);
+                        if let Err(s) = api.board_input(h, &board_id, flooded, board_ms).await {
+                            tracing::warn!(error = %s.message(), "board flood: not recorded");
+                        }
+                    }
                 }
                 yield Ok(rejected(id, &Status::resource_exhausted(format!(
                     "the board sends more than {} messages a second (burst {}): message refused \

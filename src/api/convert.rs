@@ -570,6 +570,11 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             square: *square,
             board_time_ms: e.board_ms.unwrap_or(0),
         }),
+        EventKind::BoardFlooded { per_s, burst } => Kind::BoardFlooded(pb::BoardFlooded {
+            messages_per_s: *per_s,
+            burst: *burst,
+            board_time_ms: e.board_ms.unwrap_or(0),
+        }),
         EventKind::AdjustAnnounced { side } => Kind::AdjustAnnounced(pb::AdjustAnnounced {
             side: side_pb(*side),
             board_time_ms: e.board_ms.unwrap_or(0),

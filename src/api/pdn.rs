@@ -436,6 +436,7 @@ fn annotate(
         | EventKind::PiecePlaced { .. }
         | EventKind::PieceReleased { .. }
         | EventKind::AdjustAnnounced { .. }
+        | EventKind::BoardFlooded { .. }
         | EventKind::RemovalComplete { .. }
         | EventKind::BoardSnapshot { .. } => {}
         EventKind::ClockChanged { op, reason } => {

@@ -209,6 +209,10 @@ fn what(kind: &Kind) -> String {
         Kind::PiecePlaced(e) => format!("piece placed on {}", e.square),
         Kind::PieceReleased(e) => format!("piece released on {}", e.square),
         Kind::AdjustAnnounced(e) => format!("{} announced \"I adjust\"", side_word(e.side)),
+        Kind::BoardFlooded(e) => format!(
+            "board flood: more than {} messages a second (burst {}); the excess was refused",
+            e.messages_per_s, e.burst
+        ),
         Kind::BoardSnapshot(e) => {
             let o = e.occupancy.clone().unwrap_or_default();
             let n = o.occupied.len() + o.white.len() + o.black.len();
@@ -510,6 +514,10 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
         Kind::PieceReleased(e) => (
             "piece_released",
             json!({"square": e.square, "board_time_ms": e.board_time_ms}),
+        ),
+        Kind::BoardFlooded(e) => (
+            "board_flooded",
+            json!({"messages_per_s": e.messages_per_s, "burst": e.burst, "board_time_ms": e.board_time_ms}),
         ),
         Kind::AdjustAnnounced(e) => (
             "adjust_announced",

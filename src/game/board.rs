@@ -58,6 +58,9 @@ pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameErro
         }
         BoardInput::ClockPress(side) => clock_press(tx, side),
         BoardInput::Snapshot(occ) => snapshot(tx, &occ),
+        BoardInput::Flooded { per_s, burst } => {
+            tx.emit(EventKind::BoardFlooded { per_s, burst }, None)
+        }
     }
 }
 

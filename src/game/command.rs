@@ -120,6 +120,15 @@ pub enum BoardInput {
     ClockPress(Color),
     /// A whole-board reading.
     Snapshot(Occupancy),
+    /// The board sent more messages than the server takes (`per_s` a second, `burst`
+    /// at once): recorded once per flood so the arbiter sees it; the excess itself was
+    /// refused and never reached the judge.
+    Flooded {
+        /// The rate it exceeded, messages a second.
+        per_s: u32,
+        /// The burst allowed above the rate.
+        burst: u32,
+    },
 }
 
 /// What an arbiter gives with any action, recorded as given: the reason in their words

@@ -312,6 +312,14 @@ pub enum EventKind {
         /// The square.
         square: u32,
     },
+    /// A board sent messages faster than the server takes them; the excess was refused.
+    /// Recorded once per flood (at most once a minute per board connection).
+    BoardFlooded {
+        /// The rate it exceeded, messages a second.
+        per_s: u32,
+        /// The burst allowed above the rate.
+        burst: u32,
+    },
     /// "I adjust" (RU 1.4.9).
     AdjustAnnounced {
         /// The side.

@@ -715,6 +715,8 @@ impl Session {
                 }
             }
             EventKind::AdjustAnnounced { side } => self.touch.adjusting = Some(*side),
+            // A record for the arbiter: the board's flood changes nothing in the game.
+            EventKind::BoardFlooded { .. } => {}
             EventKind::RemovalComplete { .. } => self.pending_removal.clear(),
             EventKind::BoardSnapshot {
                 white,

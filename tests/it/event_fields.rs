@@ -40,6 +40,10 @@ const NOT_COVERED: &[(&str, &str)] = &[
         "sent only to a watcher that falls behind, never in a log (tests/it/hub.rs); its game is GetGame's",
     ),
     (
+        "GameEvent.board_flooded",
+        "recorded only when a board stream exceeds its rate; tests/it/limits.rs floods one and checks the event",
+    ),
+    (
         "BoardOccupancy.occupied",
         "colour-blind snapshots are refused (the proto says so)",
     ),

@@ -542,7 +542,7 @@ async fn board_flood_is_refused_and_reported_once() {
         .await
         .expect("create");
     let (tx, rx) = tokio::sync::mpsc::channel(256);
-    let mut feedback = BoardServiceClient::new(c)
+    let mut feedback = BoardServiceClient::new(c.clone())
         .connect(tokio_stream::wrappers::ReceiverStream::new(rx))
         .await
         .expect("board stream")
@@ -602,4 +602,33 @@ async fn board_flood_is_refused_and_reported_once() {
     let floods = log.matches("board flood").count();
     assert_eq!(floods, 1, "{log}");
     assert!(log.contains("dgt-7"), "{log}");
+    // And the game's log records it once, by the board, for the arbiter.
+    let last = games(c.clone())
+        .get_game(pb::GetGameRequest {
+            game_id: "g".into(),
+        })
+        .await
+        .expect("get")
+        .into_inner()
+        .last_seq;
+    let mut watch =
+        draughts_arbiter::api::pb::broadcast_service_client::BroadcastServiceClient::new(c)
+            .watch_game(pb::WatchGameRequest {
+                game_id: "g".into(),
+                from_seq: 0,
+            })
+            .await
+            .expect("watch")
+            .into_inner();
+    let mut flooded = Vec::new();
+    for _ in 0..last {
+        let e = watch.message().await.expect("stream").expect("event");
+        if let Some(pb::game_event::Kind::BoardFlooded(f)) = e.kind {
+            flooded.push((f, e.actor));
+        }
+    }
+    assert_eq!(flooded.len(), 1, "{flooded:?}");
+    let (f, actor) = &flooded[0];
+    assert_eq!((f.messages_per_s, f.burst), (5, 10));
+    assert!(format!("{actor:?}").contains("dgt-7"), "{actor:?}");
 }
