@@ -28,7 +28,7 @@ pub fn status(e: &HubError) -> Status {
         HubError::Store(StoreError::GameNotFound(_)) => Status::not_found(e.to_string()),
         HubError::Store(_) | HubError::ShuttingDown => Status::unavailable(e.to_string()),
         HubError::Full(_) => Status::resource_exhausted(e.to_string()),
-        HubError::Corrupt(_) => Status::data_loss(e.to_string()),
+        HubError::Corrupt(_) | HubError::Quarantined { .. } => Status::data_loss(e.to_string()),
         HubError::Internal(_) => {
             tracing::error!(error = %e, "internal error");
             Status::internal(e.to_string())
