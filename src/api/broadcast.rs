@@ -52,7 +52,12 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         let mut watches = Vec::new();
         for m in metas {
             let from = r.resume_from.get(&m.id).copied().unwrap_or(r.from_seq);
-            let handle = self.game(&m.id).await?;
+            // A game found quarantined as it loads is left out like those known before.
+            let handle = match self.hub().game(&m.id).await {
+                Ok(h) => h,
+                Err(HubError::Quarantined { .. }) => continue,
+                Err(e) => return Err(status(&e)),
+            };
             let audience = audience(&role, handle.meta());
             watches.push(
                 handle

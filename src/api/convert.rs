@@ -169,7 +169,7 @@ pub fn player(p: Option<&pb::Player>) -> PlayerInfo {
     .unwrap_or_default()
 }
 
-fn player_pb(p: &PlayerInfo) -> pb::Player {
+pub(super) fn player_pb(p: &PlayerInfo) -> pb::Player {
     pb::Player {
         name: p.name.clone(),
         fmjd_id: p.fmjd_id.clone(),
@@ -403,6 +403,7 @@ pub fn summary_pb<'a>(
         created_at: ts(stamps.created.timestamp_millis()),
         started_at: stamps.started.and_then(|t| ts(t.timestamp_millis())),
         finished_at: stamps.finished.and_then(|t| ts(t.timestamp_millis())),
+        quarantine: None,
     }
 }
 

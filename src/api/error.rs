@@ -30,7 +30,7 @@ pub fn status(e: &HubError) -> Status {
         HubError::Full(_) | HubError::TooManyWatchers(_) => {
             Status::resource_exhausted(e.to_string())
         }
-        HubError::Corrupt(_) => Status::data_loss(e.to_string()),
+        HubError::Corrupt(_) | HubError::Quarantined { .. } => Status::data_loss(e.to_string()),
         HubError::Internal(_) => {
             tracing::error!(error = %e, "internal error");
             Status::internal(e.to_string())

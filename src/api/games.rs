@@ -2,14 +2,15 @@
 
 use tonic::{Request, Response, Status};
 
-use super::auth::Action;
+use super::auth::{Action, Role};
 use super::convert;
 use super::error::{auth_status, bad, status};
 use super::pb;
 use super::service::{Api, audience, role_name};
 use super::validate::checked;
+use crate::game::GameSummary;
 use crate::game::{Actor, Command};
-use crate::hub::{GameMeta, HubError, Listed, Pending};
+use crate::hub::{GameMeta, HubError, Listed, Pending, Quarantine};
 use crate::store::GameFilter;
 
 #[tonic::async_trait]
@@ -85,6 +86,7 @@ impl pb::game_service_server::GameService for Api {
         };
         // Games in memory answer from their task; finished games that left memory from
         // their stored summary (no replay), unless their score sheets are asked for.
+        // Quarantined games only to arbiters.
         let listed = self.hub().listing(&filter).await.map_err(|e| status(&e))?;
         let mut games = Vec::with_capacity(listed.len());
         for item in listed {
@@ -93,13 +95,25 @@ impl pb::game_service_server::GameService for Api {
                 Listed::Stored(meta, summary) if !r.include_moves => {
                     convert::summary_pb(&meta, &summary, std::iter::empty())
                 }
-                Listed::Stored(meta, _) => {
-                    let handle = self.game(&meta.id).await?;
-                    self.view_as(&handle, audience(&role, &meta), true).await?
-                }
+                Listed::Stored(meta, summary) => match self.hub().game(&meta.id).await {
+                    Ok(handle) => self.view_as(&handle, audience(&role, &meta), true).await?,
+                    Err(HubError::Quarantined { quarantine, .. }) => {
+                        if !sees_quarantined(&role, &meta) {
+                            continue;
+                        }
+                        quarantined_pb(&meta, &quarantine, Some(&summary))
+                    }
+                    Err(e) => return Err(status(&e)),
+                },
                 Listed::Live(handle) => {
                     let audience = audience(&role, handle.meta());
                     self.view_as(&handle, audience, r.include_moves).await?
+                }
+                Listed::Quarantined(meta, quarantine, summary) => {
+                    if !sees_quarantined(&role, &meta) {
+                        continue;
+                    }
+                    quarantined_pb(&meta, &quarantine, summary.as_deref())
                 }
             };
             games.push(game);
@@ -226,4 +240,39 @@ impl pb::game_service_server::GameService for Api {
             .await?;
         reply!(ResignResponse, pair)
     }
+}
+
+/// Who is shown a quarantined game in listings: arbiters of all events or of its event.
+fn sees_quarantined(role: &Role, meta: &GameMeta) -> bool {
+    match role {
+        Role::Arbiter { event: None } => true,
+        Role::Arbiter { event: Some(e) } => *e == meta.event,
+        _ => false,
+    }
+}
+
+/// A quarantined game as an arbiter's listing shows it: its names, the quarantine, and
+/// what its stored summary says if it had finished (see the proto's `Game.quarantine`).
+fn quarantined_pb(
+    meta: &GameMeta,
+    quarantine: &Quarantine,
+    summary: Option<&GameSummary>,
+) -> pb::Game {
+    let mut game = match summary {
+        Some(s) => convert::summary_pb(meta, s, std::iter::empty()),
+        None => pb::Game {
+            id: meta.id.clone(),
+            event: meta.event.clone(),
+            round: meta.round.clone(),
+            board: meta.board,
+            white: Some(convert::player_pb(&meta.white)),
+            black: Some(convert::player_pb(&meta.black)),
+            ..pb::Game::default()
+        },
+    };
+    game.quarantine = Some(pb::Quarantine {
+        seq: quarantine.seq,
+        reason: quarantine.reason.clone(),
+    });
+    game
 }

@@ -1,9 +1,11 @@
 //! The command line: `perft`, `moves`, `replay` over the rules core; `serve`; the
-//! `game` and `arbiter` client subcommands; and `bench`, the service's figures.
+//! `game` and `arbiter` client subcommands; `check`, `export` and `import` over the event
+//! log offline; and `bench`, the service's figures.
 
 mod arbiter;
 mod bench;
 mod client;
+mod eventlog;
 mod events;
 mod moves;
 mod perft;
@@ -17,6 +19,7 @@ use clap::{Parser, Subcommand};
 pub use arbiter::{ArbiterAction, ArbiterArgs};
 pub use bench::{BenchArgs, BenchPart, BenchStore};
 pub use client::{ClientArgs, Connection, CreateArgs, GameAction, channel};
+pub use eventlog::{CheckArgs, ExportArgs, ImportArgs};
 pub use events::{clock_time, describe, event_json, game_json};
 pub use moves::MovesArgs;
 pub use perft::PerftArgs;
@@ -52,6 +55,15 @@ pub enum Command {
     /// memory per game, the transport anchor, fan-out to watchers, an open-loop load,
     /// CPU per move by game length, flag precision.
     Bench(BenchArgs),
+    /// Check an event log offline: every game replays, seqs dense; names each game that
+    /// does not, with its bad seq and the reason (exit code 1 then).
+    Check(CheckArgs),
+    /// Write games of an event log as JSON lines (a game line, then its events as
+    /// stored), for backup or repair.
+    Export(ExportArgs),
+    /// Add games written by `export` to an event log; refuses a game that exists there or
+    /// does not replay (and then imports nothing).
+    Import(ImportArgs),
 }
 
 /// Runs a parsed command line.
@@ -64,6 +76,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Game(args) => client::run_client(&args),
         Command::Arbiter(args) => arbiter::run_arbiter(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Check(args) => eventlog::run_check(&args),
+        Command::Export(args) => eventlog::run_export(&args),
+        Command::Import(args) => eventlog::run_import(&args),
     }
 }
 

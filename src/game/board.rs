@@ -12,6 +12,10 @@ use crate::rules::variant::{CaptureChoice, Removal};
 use crate::rules::{Color, Move, Position, Square};
 
 pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameError> {
+    // A flood is recorded whatever the game's state: it is about the board, not a move.
+    if let BoardInput::Flooded { per_s, burst } = input {
+        return flooded(tx, per_s, burst);
+    }
     // Towers: a board senses one piece per square, not the stack on it, so it cannot show
     // which pieces a capture takes or frees; its input is refused, moves come as text.
     if tx.s.variant().rules().removal == Removal::UnderCapturer {
@@ -58,9 +62,7 @@ pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameErro
         }
         BoardInput::ClockPress(side) => clock_press(tx, side),
         BoardInput::Snapshot(occ) => snapshot(tx, &occ),
-        BoardInput::Flooded { per_s, burst } => {
-            tx.emit(EventKind::BoardFlooded { per_s, burst }, None)
-        }
+        BoardInput::Flooded { per_s, burst } => flooded(tx, per_s, burst),
     }
 }
 
@@ -495,4 +497,9 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
     };
     tx.emit(event, None)?;
     resolve_if_restored(tx)
+}
+
+/// A board's flood, for the arbiter (the refused messages never reached the judge).
+fn flooded(tx: &mut Tx, per_s: u32, burst: u32) -> Result<(), GameError> {
+    tx.emit(EventKind::BoardFlooded { per_s, burst }, None)
 }

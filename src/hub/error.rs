@@ -1,6 +1,7 @@
 //! Why the hub refuses, and how a game goes to the store and back: the encoding of
 //! events and summaries, and the append of decided events.
 
+use super::quarantine::Quarantine;
 use crate::game::{GameError, GameEvent, Session};
 use crate::store::{EventStore, StoreError, StoredEvent, SummaryUpdate};
 
@@ -22,6 +23,14 @@ pub enum HubError {
     Store(StoreError),
     /// A stored log does not replay.
     Corrupt(String),
+    /// The game is quarantined: its stored log does not replay at `seq` (found when it
+    /// was loaded); every other game serves.
+    Quarantined {
+        /// The game.
+        id: String,
+        /// Where and why its log does not replay.
+        quarantine: Quarantine,
+    },
     /// The server is shutting down: nothing was recorded.
     ShuttingDown,
     /// As many games are in memory as the server allows ([`HubConfig::max_loaded`]).
@@ -60,6 +69,12 @@ impl std::fmt::Display for HubError {
             ),
             HubError::Store(e) => write!(f, "event log: {e}"),
             HubError::Corrupt(e) => write!(f, "stored game does not replay: {e}"),
+            HubError::Quarantined { id, quarantine } => write!(
+                f,
+                "game '{id}' is quarantined: its event log does not replay at seq {}: {} \
+                 (draughts-arbiter check / export for repair)",
+                quarantine.seq, quarantine.reason
+            ),
             HubError::ShuttingDown => f.write_str("server shutting down"),
             HubError::Full(n) => write!(
                 f,

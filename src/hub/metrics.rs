@@ -151,6 +151,7 @@ pub struct Metrics {
     boards: Gauge,
     recovery_seconds: Gauge<f64, AtomicU64>,
     recovered_games: Gauge,
+    quarantined_games: Gauge,
     ready: AtomicBool,
 }
 
@@ -248,7 +249,8 @@ impl Metrics {
         let recovery_seconds = Gauge::<f64, AtomicU64>::default();
         registry.register(
             "recovery_duration_seconds",
-            "How long the start-up recovery of unfinished games took",
+            "How long the start-up recovery of unfinished games took (in the background, from the start of \
+             recovery to the last unfinished game loaded; 0 until then)",
             recovery_seconds.clone(),
         );
         let recovered_games = Gauge::default();
@@ -256,6 +258,13 @@ impl Metrics {
             "recovered_games",
             "Unfinished games recovered at start-up",
             recovered_games.clone(),
+        );
+        let quarantined_games = Gauge::default();
+        registry.register(
+            "quarantined_games",
+            "Games set aside because their event log does not replay (each named in the log \
+             with its bad seq; shown to arbiters in ListGames)",
+            quarantined_games.clone(),
         );
         Metrics {
             registry,
@@ -271,12 +280,13 @@ impl Metrics {
             boards,
             recovery_seconds,
             recovered_games,
+            quarantined_games,
             ready: AtomicBool::new(false),
         }
     }
 
-    /// Whether `/readyz` says ready: set when recovery has finished (with the gRPC health
-    /// service's SERVING), cleared when shutdown begins.
+    /// Whether `/readyz` says ready: set with the gRPC health service's SERVING (once
+    /// recovery has begun), cleared when shutdown begins.
     pub fn set_ready(&self, ready: bool) {
         self.ready.store(ready, Ordering::Relaxed);
     }
@@ -342,6 +352,12 @@ impl Metrics {
     pub fn recovered(&self, took: Duration, games: usize) {
         self.recovery_seconds.set(took.as_secs_f64());
         self.recovered_games
+            .set(i64::try_from(games).unwrap_or(i64::MAX));
+    }
+
+    /// `games` games are quarantined.
+    pub fn set_quarantined(&self, games: usize) {
+        self.quarantined_games
             .set(i64::try_from(games).unwrap_or(i64::MAX));
     }
 

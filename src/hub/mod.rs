@@ -13,12 +13,13 @@ mod error;
 mod handle;
 mod meta;
 pub mod metrics;
+mod quarantine;
 mod queue;
 mod slots;
 mod task;
 mod timeline;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,9 +30,10 @@ use tokio::sync::{mpsc, watch as signal};
 
 pub use error::HubError;
 pub use error::WatcherLimit;
-pub(crate) use error::{append_decided, decode, encode, summary_of};
+pub(crate) use error::{append_decided, encode, summary_of};
 pub use handle::{Audience, GameHandle, Snapshot, Watch, WatchItem};
 pub use meta::{GameMeta, PlayerInfo};
+pub use quarantine::{Quarantine, verify_log};
 pub use queue::{Published, WatchEnd};
 pub use timeline::Timeline;
 
@@ -80,7 +82,14 @@ pub enum Listed {
     Live(GameHandle),
     /// Not in memory (finished and idle): its stored summary.
     Stored(Arc<GameMeta>, Box<GameSummary>),
+    /// Quarantined: its log does not replay. Its stored summary if the game finished
+    /// before (the row is current only for finished games).
+    Quarantined(Arc<GameMeta>, Quarantine, Option<Box<GameSummary>>),
 }
+
+/// How many games recovery loads at the same time: their reads overlap and their outage
+/// events share the writer's group commits.
+const RECOVERY_PARALLEL: usize = 8;
 
 /// All live games, their store and the shutdown signal.
 pub struct Hub {
@@ -97,6 +106,11 @@ pub struct Hub {
     /// Each task holds a clone; `None` once shutting down (no new tasks).
     alive: Mutex<Option<mpsc::Sender<()>>>,
     all_stopped: tokio::sync::Mutex<mpsc::Receiver<()>>,
+    /// Games whose log does not replay, by id: set aside, every other game serves.
+    quarantined: Mutex<BTreeMap<String, Quarantine>>,
+    /// One gate per game being loaded, so two requests never load (and record the
+    /// outage of) the same game twice.
+    loading: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Hub {
@@ -134,6 +148,8 @@ impl Hub {
             stop: signal::channel(false).0,
             alive: Mutex::new(Some(alive)),
             all_stopped: tokio::sync::Mutex::new(all_stopped),
+            quarantined: Mutex::new(BTreeMap::new()),
+            loading: Mutex::new(HashMap::new()),
         })
     }
 
@@ -282,61 +298,174 @@ impl Hub {
         Ok(handle)
     }
 
-    /// A game by id, loaded from the store if it is not in memory.
+    /// A game by id, loaded from the store if it is not in memory. An unfinished game
+    /// that is not in memory was running before this process started (a running game
+    /// never leaves memory): loading it records the outage, as recovery does, and arms
+    /// its timer. A log that does not replay quarantines the game.
     ///
     /// # Errors
-    /// Not found, its log does not replay, or shutting down.
+    /// Not found, quarantined (its log does not replay), the store failing, the memory
+    /// limit, or shutting down.
     pub async fn game(self: &Arc<Self>, id: &str) -> Result<GameHandle, HubError> {
-        if let Some(h) = self.games().get(id) {
-            return Ok(h.clone());
-        }
-        let record = self
-            .store
-            .get_game(id)
-            .await?
-            .ok_or_else(|| HubError::NotFound(id.to_string()))?;
-        let (session, events) = self
-            .load_session(id)
-            .await?
-            .ok_or_else(|| HubError::NotFound(id.to_string()))?;
-        let public = self.public(&session, &events);
-        self.insert(GameMeta::of_record(&record), session, public)
+        self.game_from(id, None).await.map(|(h, _)| h)
     }
 
-    /// Rebuilds a game from its log; `None` for a game row without events, left by a
-    /// creation that never completed (older versions wrote the row and the first event
-    /// separately): it was never acknowledged, so it does not exist.
-    async fn load_session(&self, id: &str) -> Result<Option<(Session, Vec<GameEvent>)>, HubError> {
-        let stored = self.store.load(id, 1).await?;
-        if stored.is_empty() {
-            return Ok(None);
+    /// [`Hub::game`], with the game's row if the caller has it; also says whether the
+    /// game is running (unfinished).
+    async fn game_from(
+        self: &Arc<Self>,
+        id: &str,
+        record: Option<GameRecord>,
+    ) -> Result<(GameHandle, bool), HubError> {
+        if let Some(h) = self.games().get(id) {
+            return Ok((h.clone(), false));
         }
-        let events = decode(id, &stored)?;
-        let session =
-            Session::replay(&events).map_err(|e| HubError::Corrupt(format!("{id}: {e}")))?;
-        Ok(Some((session, events)))
+        if let Some(q) = self.quarantine_of(id) {
+            return Err(quarantined(id, q));
+        }
+        let gate = self
+            .loading_gates()
+            .entry(id.to_string())
+            .or_default()
+            .clone();
+        let turn = gate.lock().await;
+        let loaded = self.load(id, record).await;
+        {
+            // Still holding the turn: a request that comes after this sees the game in
+            // memory (or quarantined) before it could take a gate of its own.
+            let mut gates = self.loading_gates();
+            if gates.get(id).is_some_and(|g| Arc::ptr_eq(g, &gate)) {
+                gates.remove(id);
+            }
+        }
+        drop(turn);
+        loaded
+    }
+
+    fn loading_gates(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, Arc<tokio::sync::Mutex<()>>>> {
+        self.loading.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Loads a game under its gate (see [`Hub::game`]).
+    async fn load(
+        self: &Arc<Self>,
+        id: &str,
+        record: Option<GameRecord>,
+    ) -> Result<(GameHandle, bool), HubError> {
+        if let Some(h) = self.games().get(id) {
+            return Ok((h.clone(), false));
+        }
+        if let Some(q) = self.quarantine_of(id) {
+            return Err(quarantined(id, q));
+        }
+        if self.stopping() {
+            return Err(HubError::ShuttingDown);
+        }
+        let record = match record {
+            Some(r) => r,
+            None => self
+                .store
+                .get_game(id)
+                .await?
+                .ok_or_else(|| HubError::NotFound(id.to_string()))?,
+        };
+        let rows = self.store.load(id, 1).await?;
+        if rows.is_empty() {
+            // A game row without events, left by a creation that never completed (older
+            // versions wrote the row and the first event separately): it was never
+            // acknowledged, so it does not exist.
+            return Err(HubError::NotFound(id.to_string()));
+        }
+        let (mut session, mut events) = match verify_log(&rows) {
+            Ok(rebuilt) => rebuilt,
+            Err(q) => return Err(self.quarantine(id, q)),
+        };
+        let running = session.result().is_none();
+        if running {
+            let loaded = self.games().len();
+            if loaded >= self.config.max_loaded {
+                return Err(HubError::Full(loaded));
+            }
+            let now = self.timeline.now(session.last_ms());
+            // The server's setting, or the game's own (GameSettings.charge_outage).
+            let charged = self.charge_outage || session.settings().charge_outage;
+            if let Some(d) = session.outage(now, charged) {
+                append_decided(self.store.as_ref(), id, &session, &d.session, &d.events).await?;
+                self.metrics.events_appended(d.events.len());
+                session = d.session;
+                events.extend(d.events);
+            }
+        } else if !record.finished {
+            // Finished in its log, but the crash came between the last append and the
+            // finished flag (older versions wrote them apart): set the flag now so it is
+            // listed as finished.
+            self.store.update_game(id, true, None).await?;
+        }
+        let public = self.public(&session, &events);
+        let running = session.result().is_none();
+        let handle = self.insert(GameMeta::of_record(&record), session, public)?;
+        Ok((handle, running))
+    }
+
+    /// Sets a game aside: its log does not replay. Logged once; counted in the
+    /// `arbiter_quarantined_games` gauge. Returns the error its callers get.
+    fn quarantine(&self, id: &str, q: Quarantine) -> HubError {
+        let mut all = self.quarantined.lock().unwrap_or_else(|p| p.into_inner());
+        if !all.contains_key(id) {
+            tracing::error!(
+                game = %id,
+                seq = q.seq,
+                reason = %q.reason,
+                "game quarantined: its event log does not replay; every other game serves \
+                 (draughts-arbiter check, export and import to repair it)"
+            );
+            all.insert(id.to_string(), q.clone());
+            self.metrics.set_quarantined(all.len());
+        }
+        quarantined(id, q)
+    }
+
+    /// Why a game is quarantined, if it is.
+    pub fn quarantine_of(&self, id: &str) -> Option<Quarantine> {
+        self.quarantined
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    /// Every quarantined game, by id.
+    pub fn quarantined(&self) -> BTreeMap<String, Quarantine> {
+        self.quarantined
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The games matching a filter, with their metadata.
     ///
     /// # Errors
     /// The store failing.
+    /// Quarantined games are left out.
     pub async fn list(&self, filter: &GameFilter) -> Result<Vec<GameMeta>, HubError> {
-        Ok(self
-            .store
-            .list_games(filter)
-            .await?
+        let records = self.store.list_games(filter).await?;
+        let quarantined = self.quarantined();
+        Ok(records
             .iter()
+            .filter(|r| !quarantined.contains_key(&r.game_id))
             .map(GameMeta::of_record)
             .collect())
     }
 
     /// What a listing shows of the games matching a filter: the live task of a game in
     /// memory; the stored summary of a finished game that is not (no replay); an
-    /// unfinished game not in memory, or one stored before summaries existed, is loaded.
+    /// unfinished game not in memory, or one stored before summaries existed, is loaded;
+    /// a quarantined game as such (callers decide who sees it).
     ///
     /// # Errors
-    /// The store failing, a game that does not replay, the memory limit.
+    /// The store failing, the memory limit.
     pub async fn listing(self: &Arc<Self>, filter: &GameFilter) -> Result<Vec<Listed>, HubError> {
         let records = self.store.list_games(filter).await?;
         let mut out = Vec::with_capacity(records.len());
@@ -348,56 +477,140 @@ impl Hub {
             let stored = record
                 .finished
                 .then(|| serde_json::from_str::<GameSummary>(&record.summary_json).ok())
-                .flatten();
+                .flatten()
+                .map(Box::new);
+            let meta = || Arc::new(GameMeta::of_record(&record));
+            if let Some(q) = self.quarantine_of(&record.game_id) {
+                out.push(Listed::Quarantined(meta(), q, stored));
+                continue;
+            }
             match stored {
-                Some(summary) => out.push(Listed::Stored(
-                    Arc::new(GameMeta::of_record(&record)),
-                    Box::new(summary),
-                )),
-                None => out.push(Listed::Live(self.game(&record.game_id).await?)),
+                Some(summary) => out.push(Listed::Stored(meta(), summary)),
+                None => match self.game(&record.game_id).await {
+                    Ok(h) => out.push(Listed::Live(h)),
+                    Err(HubError::Quarantined { quarantine, .. }) => {
+                        out.push(Listed::Quarantined(meta(), quarantine, None));
+                    }
+                    // Its row without events: a creation that never completed.
+                    Err(HubError::NotFound(_)) => {}
+                    Err(e) => return Err(e),
+                },
             }
         }
         Ok(out)
     }
 
-    /// Loads every unfinished game, records the outage since its last event (by default
-    /// not charged to the side on move; charged if the server's or the game's settings
-    /// say so) and starts its task. Returns how many games.
+    /// Loads every unfinished game ([`RECOVERY_PARALLEL`] at a time), records the outage
+    /// since its last event (by default not charged to the side on move; charged if the
+    /// server's or the game's settings say so) and starts its task. A game whose log does
+    /// not replay is quarantined and the others go on. Returns how many games resumed.
     ///
     /// # Errors
-    /// The store failing or a log that does not replay.
+    /// The store failing to list the games.
     pub async fn recover(self: &Arc<Self>) -> Result<usize, HubError> {
         let records = self.store.unfinished_games().await?;
-        let mut n = 0;
-        for record in records {
-            let id = &record.game_id;
-            let Some((mut session, mut events)) = self.load_session(id).await? else {
-                tracing::warn!(game = %id, "game without events skipped: its creation never completed");
-                continue;
-            };
-            if session.result().is_some() {
-                // Finished in its log, but the crash came between the last append and
-                // the finished flag: set the flag now so it is listed as finished.
-                self.store.update_game(id, true, None).await?;
-                continue;
-            }
-            let now = self.timeline.now(session.last_ms());
-            // The server's setting, or the game's own (GameSettings.charge_outage).
-            let charged = self.charge_outage || session.settings().charge_outage;
-            if let Some(d) = session.outage(now, charged) {
-                append_decided(self.store.as_ref(), id, &session, &d.session, &d.events).await?;
-                self.metrics.events_appended(d.events.len());
-                session = d.session;
-                events.extend(d.events);
-                if session.result().is_some() {
-                    self.metrics.game_finished();
-                }
-            }
-            n += 1;
-            let public = self.public(&session, &events);
-            self.insert(GameMeta::of_record(&record), session, public)?;
-        }
+        Ok(self.resume(records).await)
+    }
+
+    /// Starts recovery without waiting for it, so the service can answer at once: lists
+    /// the unfinished games, then loads them in the background as [`Hub::recover`] does
+    /// (a request for one not loaded yet loads it first, under the same gate, so it is
+    /// never loaded twice), then checks the log of every finished game on disk, one at a
+    /// time, quarantining those that do not replay (they are listed from their summary
+    /// row otherwise). The recovery metrics are set when the unfinished games are in.
+    /// Returns how many unfinished games are to be loaded.
+    ///
+    /// # Errors
+    /// The store failing to list the games.
+    pub async fn recover_in_background(self: &Arc<Self>) -> Result<usize, HubError> {
+        let started = std::time::Instant::now();
+        let records = self.store.unfinished_games().await?;
+        let n = records.len();
+        let hub = self.clone();
+        tokio::spawn(async move {
+            let resumed = hub.resume(records).await;
+            let took = started.elapsed();
+            hub.metrics.recovered(took, resumed);
+            tracing::info!(games = resumed, took = ?took, "recovered unfinished games");
+            let verify = std::time::Instant::now();
+            let (checked, bad) = hub.verify_stored().await;
+            tracing::info!(
+                games = checked,
+                quarantined = bad,
+                took = ?verify.elapsed(),
+                "checked the logs of the finished games on disk"
+            );
+        });
         Ok(n)
+    }
+
+    /// Loads `records`' games, a few at a time; returns how many are running.
+    async fn resume(self: &Arc<Self>, records: Vec<GameRecord>) -> usize {
+        let mut resumed = 0;
+        let mut running = tokio::task::JoinSet::new();
+        let mut records = records.into_iter();
+        loop {
+            while running.len() < RECOVERY_PARALLEL && !self.stopping() {
+                let Some(record) = records.next() else { break };
+                let hub = self.clone();
+                running.spawn(async move {
+                    let id = record.game_id.clone();
+                    (hub.game_from(&id, Some(record)).await, id)
+                });
+            }
+            let Some(done) = running.join_next().await else {
+                break;
+            };
+            match done {
+                Ok((Ok((_, true)), _)) => resumed += 1,
+                Ok((Ok((_, false)), _) | (Err(HubError::Quarantined { .. }), _)) => {}
+                Ok((Err(HubError::NotFound(_)), id)) => {
+                    tracing::warn!(game = %id, "game without events skipped: its creation never completed");
+                }
+                Ok((Err(HubError::ShuttingDown), _)) => {}
+                Ok((Err(e), id)) => {
+                    tracing::error!(game = %id, error = %e, "recovery: game not loaded (a request loads it again)");
+                }
+                Err(e) => tracing::error!(error = %e, "recovery task failed"),
+            }
+        }
+        resumed
+    }
+
+    /// Checks the log of every finished game on disk that is neither in memory nor
+    /// quarantined, one at a time; quarantines those that do not replay. Returns how
+    /// many games were checked and how many of them were quarantined.
+    pub async fn verify_stored(self: &Arc<Self>) -> (usize, usize) {
+        let records = match self.store.list_games(&GameFilter::default()).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "finished games not checked");
+                return (0, 0);
+            }
+        };
+        let (mut checked, mut bad) = (0, 0);
+        for record in records.into_iter().filter(|r| r.finished) {
+            let id = &record.game_id;
+            if self.stopping() {
+                break;
+            }
+            if self.games().contains_key(id) || self.quarantine_of(id).is_some() {
+                continue;
+            }
+            match self.store.load(id, 1).await {
+                Ok(rows) if rows.is_empty() => {}
+                Ok(rows) => {
+                    checked += 1;
+                    if let Err(q) = verify_log(&rows) {
+                        self.quarantine(id, q);
+                        bad += 1;
+                    }
+                }
+                Err(e) => tracing::warn!(game = %id, error = %e, "finished game not checked"),
+            }
+            tokio::task::yield_now().await;
+        }
+        (checked, bad)
     }
 
     /// How many games are in memory.
@@ -466,6 +679,14 @@ impl Loader for Hub {
 
     fn stopping(&self) -> bool {
         Hub::stopping(self)
+    }
+}
+
+/// The error of a request for a quarantined game.
+fn quarantined(id: &str, quarantine: Quarantine) -> HubError {
+    HubError::Quarantined {
+        id: id.to_string(),
+        quarantine,
     }
 }
 

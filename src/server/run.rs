@@ -119,8 +119,8 @@ pub async fn bind_metrics(config: &Config) -> Result<Option<TcpListener>, ServeE
 }
 
 /// Serves until `shutdown` resolves: `/metrics`, `/healthz` and `/readyz` at once (if a
-/// listener is given; `/readyz` says ready from the end of recovery), then
-/// recovers every unfinished game (health reports SERVING only then) and answers RPCs,
+/// listener is given; `/readyz` says ready with health's SERVING), then lists the
+/// unfinished games, reports SERVING and answers RPCs while they load in the background,
 /// with `listeners.tls` if any; on shutdown stops accepting on both ports, lets running
 /// calls finish and ends the streams.
 ///
@@ -226,16 +226,18 @@ async fn serve_grpc(
             .set_service_status(name, tonic_health::ServingStatus::NotServing)
             .await;
     }
+    // The unfinished games are loaded in the background (a request for one not loaded
+    // yet loads it first), then the finished games' logs are checked; a game whose log
+    // does not replay is quarantined and the others serve.
     let started = Instant::now();
-    let recovered = match hub.recover().await {
+    let pending = match hub.recover_in_background().await {
         Ok(n) => n,
         Err(e) => {
             hub.shutdown().await;
             return Err(ServeError(format!("recovery: {e}")));
         }
     };
-    metrics.recovered(started.elapsed(), recovered);
-    tracing::info!(games = recovered, took = ?started.elapsed(), "recovered unfinished games");
+    tracing::info!(games = pending, took = ?started.elapsed(), "recovering unfinished games in the background");
     for name in names.iter().copied().chain([""]) {
         health_reporter
             .set_service_status(name, tonic_health::ServingStatus::Serving)

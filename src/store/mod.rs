@@ -12,6 +12,7 @@
 mod checkpoint;
 mod error;
 mod memory;
+mod reader;
 mod record;
 mod schema;
 mod sqlite;
@@ -21,6 +22,7 @@ use async_trait::async_trait;
 
 pub use error::StoreError;
 pub use memory::MemoryStore;
+pub use reader::LogReader;
 pub use record::{GameFilter, GameRecord, StoredEvent, SummaryUpdate, sort_games};
 pub use schema::{WAL_SIZE_LIMIT_BYTES, WRITER_AUTOCHECKPOINT_PAGES, WRITER_CACHE_KIB};
 pub use sqlite::{SqliteOptions, SqliteStore};

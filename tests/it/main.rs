@@ -28,6 +28,7 @@ mod notation_props;
 mod pdn;
 mod pdn_export;
 mod perft;
+mod quarantine;
 mod reference_corners;
 mod reference_generator;
 mod reference_orthogonal;

@@ -18,6 +18,7 @@
 //! - Issue 11: the transport anchor ([`echo`]), fan-out to watchers ([`fanout`]), an
 //!   open-loop load on SQLite ([`open_loop`]), CPU per move by game length ([`plies`])
 //!   and flag precision ([`flags`]); `--only` picks parts.
+//! - Issue 13: the restart of the real binary on a log of 20,000 games ([`restart`]).
 //!
 //! The games start from a position with two kings a side and shuffle them, so they never
 //! end: move-count draws are referred to the arbiter and repetitions need a claim.
@@ -29,6 +30,7 @@ mod flags;
 mod harness;
 mod open_loop;
 mod plies;
+mod restart;
 mod stats;
 
 use std::path::{Path, PathBuf};
@@ -80,6 +82,8 @@ pub enum BenchPart {
     Plies,
     /// Flag precision with many flags due together.
     Flags,
+    /// Recovery time: the real binary restarted on a log of many games, to SERVING.
+    Restart,
 }
 
 /// Arguments of `bench`.
@@ -144,6 +148,19 @@ pub struct BenchArgs {
     /// Flags: seconds over which the flags are due.
     #[arg(long, default_value_t = 5.0)]
     pub flag_window_secs: f64,
+    /// Restart: games in the log (most finished).
+    #[arg(long, default_value_t = 20_000)]
+    pub restart_games: usize,
+    /// Restart: of them, games left running (clocks running).
+    #[arg(long, default_value_t = 1_000)]
+    pub restart_unfinished: usize,
+    /// Restart: of the running ones, games whose flags must fall after the restart.
+    #[arg(long, default_value_t = 50)]
+    pub restart_flags: usize,
+    /// Restart: the binary to start on the log [default: this one] (an older build, to
+    /// compare).
+    #[arg(long)]
+    pub restart_exe: Option<PathBuf>,
 }
 
 impl BenchArgs {
@@ -251,6 +268,15 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
             window_ms: (args.flag_window_secs * 1000.0) as u64,
         };
         flags::run(&plan).await?;
+    }
+    if args.wants(BenchPart::Restart) {
+        let plan = restart::RestartPlan {
+            games: args.restart_games.max(1),
+            unfinished: args.restart_unfinished,
+            flagging: args.restart_flags,
+            exe: args.restart_exe.clone(),
+        };
+        restart::run(&plan, &scratch.0).await?;
     }
     println!(
         "bench: done in {:.1} s; load average {}",
