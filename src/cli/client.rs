@@ -604,13 +604,20 @@ async fn client(args: &ClientArgs) -> Result<(), String> {
                     print_game(true, &g);
                     continue;
                 }
+                // A quarantined game (arbiters only see it) says so, with its bad seq.
+                let status = match &g.quarantine {
+                    Some(q) => format!("QUARANTINED at seq {}: {}", q.seq, q.reason),
+                    None => pb::GameStatus::try_from(g.status)
+                        .map_or("?", |s| s.as_str_name())
+                        .to_string(),
+                };
                 outln!(
                     "{}\t{}\t{}\t{}\t{}",
                     g.id,
                     g.event,
                     g.round,
                     g.board,
-                    pb::GameStatus::try_from(g.status).map_or("?", |s| s.as_str_name())
+                    status
                 );
             }
         }
