@@ -214,7 +214,7 @@ impl GameHandle {
     /// [`HubError::ShuttingDown`]; [`HubError::TooManyWatchers`]: the game or the hub has
     /// as many watchers as the server allows (nothing is registered).
     pub async fn watch_as(&self, audience: Audience, from_seq: u64) -> Result<Watch, HubError> {
-        let slot = self.slots.take(&self.meta.id)?;
+        let slot = self.slots.take(&self.meta.id, audience == Audience::Live)?;
         let queue = Arc::new(WatchQueue::new(self.watcher_queue));
         let (reply, answer) = oneshot::channel();
         self.send(Msg::Watch {

@@ -23,12 +23,21 @@ use tonic::transport::{Channel, Endpoint};
 
 /// The real server in this process (memory store, open mode) with `limits`.
 async fn start(limits: FileLimits) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    start_with(limits, Vec::new()).await
+}
+
+/// The same, with `tokens`.
+async fn start_with(
+    limits: FileLimits,
+    tokens: Vec<draughts_arbiter::api::auth::TokenConfig>,
+) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let file = FileConfig {
         limits: Some(limits),
+        tokens,
         ..FileConfig::default()
     };
     let config = Config::resolve(file, Some(addr), None, true, None, None, false).expect("config");
@@ -323,27 +332,59 @@ async fn connection_flood_gives_way_and_idle_connections_close() {
     assert!(took >= Duration::from_millis(1500), "closed after {took:?}");
 }
 
-/// `max_watchers_per_game` and `max_watchers`: one more is RESOURCE_EXHAUSTED (a board's
-/// bind too), a watcher that leaves gives its place back.
+/// `max_watchers_per_game` and `max_watchers`: one more viewer is RESOURCE_EXHAUSTED; the
+/// game's own board still binds (the live audience's reserve); a watcher that leaves
+/// gives its place back.
 #[tokio::test]
 async fn watcher_caps() {
-    let (addr, _stop) = start(FileLimits {
-        max_watchers_per_game: Some(2),
-        max_watchers: Some(3),
-        ..FileLimits::default()
-    })
+    use draughts_arbiter::api::auth::{Role, TokenConfig};
+    let token = |t: &str, role| TokenConfig {
+        token: t.into(),
+        role,
+    };
+    let (addr, _stop) = start_with(
+        FileLimits {
+            max_watchers_per_game: Some(2),
+            max_watchers: Some(3),
+            ..FileLimits::default()
+        },
+        vec![
+            token("arb", Role::Arbiter { event: None }),
+            token("view", Role::Viewer),
+            token(
+                "brd",
+                Role::Board {
+                    event: "Limits".into(),
+                    game: "a".into(),
+                },
+            ),
+        ],
+    )
     .await;
     let c = channel(addr).await;
+    fn as_<T>(t: &str, m: T) -> tonic::Request<T> {
+        let mut r = tonic::Request::new(m);
+        r.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {t}").parse().expect("header"),
+        );
+        r
+    }
     for id in ["a", "b"] {
         games(c.clone())
-            .create_game(create(id))
+            .create_game(as_("arb", create(id)))
             .await
             .expect("create");
     }
     let mut b = BroadcastServiceClient::new(c.clone());
-    let req = |id: &str| pb::WatchGameRequest {
-        game_id: id.into(),
-        from_seq: 0,
+    let req = |id: &str| {
+        as_(
+            "view",
+            pb::WatchGameRequest {
+                game_id: id.into(),
+                from_seq: 0,
+            },
+        )
     };
     let a1 = b.watch_game(req("a")).await.expect("1st of a");
     let _a2 = b.watch_game(req("a")).await.expect("2nd of a");
@@ -359,17 +400,20 @@ async fn watcher_caps() {
     assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
     assert!(e.message().contains("max_watchers"), "{}", e.message());
     let e = b
-        .watch_event(pb::WatchEventRequest {
-            event: "Limits".into(),
-            ..Default::default()
-        })
+        .watch_event(as_(
+            "view",
+            pb::WatchEventRequest {
+                event: "Limits".into(),
+                ..Default::default()
+            },
+        ))
         .await
         .expect_err("event stream over the total");
     assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
-    // A board binding to the full game is refused with the code.
+    // The viewers filled game a and the total; its own board still binds.
     let (tx, rx) = tokio::sync::mpsc::channel(4);
     let mut feedback = BoardServiceClient::new(c.clone())
-        .connect(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .connect(as_("brd", tokio_stream::wrappers::ReceiverStream::new(rx)))
         .await
         .expect("board stream")
         .into_inner();
@@ -390,12 +434,12 @@ async fn watcher_caps() {
         .expect("one")
         .kind
     {
-        Some(pb::board_feedback::Kind::Rejected(r)) => {
-            assert_eq!(r.code, "RESOURCE_EXHAUSTED", "{r:?}")
-        }
-        other => panic!("bound to a full game: {other:?}"),
+        Some(pb::board_feedback::Kind::Bound(_)) => {}
+        other => panic!("the board of a game its viewers filled: {other:?}"),
     }
-    // One leaves: its place is free again (the server sees the cancel shortly).
+    // The board and one viewer leave: their places are free again (the server sees the
+    // hang-ups shortly).
+    drop((tx, feedback));
     drop(a1);
     let t = Instant::now();
     loop {
