@@ -11,6 +11,7 @@ use prost::Message;
 use tonic::{Request, Status};
 
 use super::convert::BadField;
+use super::error::bounded_message;
 use super::pb;
 use crate::clock::{MAX_ADJUSTMENT, MAX_MOVES, MAX_PERIOD_TIME};
 use crate::game::{MAX_BROADCAST_DELAY_MS, MAX_REASON_BYTES, MAX_RULE_BYTES};
@@ -295,7 +296,7 @@ pub trait Check {
 /// INVALID_ARGUMENT naming the first bad field.
 pub fn checked<T: Check>(req: Request<T>) -> Result<T, Status> {
     let r = req.into_inner();
-    r.check().map_err(|e| Status::invalid_argument(e.0))?;
+    r.check().map_err(refusal)?;
     Ok(r)
 }
 
@@ -584,9 +585,16 @@ requests!(
 );
 
 fn decode_and_check<T: Message + Default + Check>(bytes: &[u8]) -> Result<(), Status> {
-    let m = T::decode(bytes)
-        .map_err(|e| Status::invalid_argument(format!("undecodable request: {e}")))?;
-    m.check().map_err(|e| Status::invalid_argument(e.0))
+    // prost's error names every nested field on the way down: bounded like the rest.
+    let m = T::decode(bytes).map_err(|e| {
+        Status::invalid_argument(bounded_message(&format!("undecodable request: {e}")))
+    })?;
+    m.check().map_err(refusal)
+}
+
+/// INVALID_ARGUMENT for a bad field, its message within the status bound.
+fn refusal(e: BadField) -> Status {
+    Status::invalid_argument(bounded_message(&e.0))
 }
 
 /// Decodes `bytes` as the request message named `message` (one of
