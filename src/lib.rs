@@ -23,3 +23,4 @@ pub mod notation;
 pub mod rules;
 pub mod server;
 pub mod store;
+pub mod web;

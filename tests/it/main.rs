@@ -19,6 +19,7 @@ mod deploy_config;
 mod draws;
 mod event_fields;
 mod hostile;
+mod http_relay;
 mod hub;
 mod hub_props;
 mod layout;
