@@ -28,6 +28,7 @@ mod metrics;
 mod notation_props;
 mod pdn;
 mod pdn_export;
+mod pdn_relay;
 mod perft;
 mod quarantine;
 mod reference_corners;
