@@ -14,6 +14,7 @@ use super::validate::{RESUME_ENTRIES, checked};
 use super::watch::Round;
 use crate::game::GameEvent;
 use crate::hub::HubError;
+use crate::hub::metrics::WatchKind;
 use crate::notation::pdn::{PdnGame, write_games};
 use crate::store::GameFilter;
 
@@ -45,7 +46,7 @@ impl pb::broadcast_service_server::BroadcastService for Api {
     ) -> Result<Response<Self::WatchEventStream>, Status> {
         let role = self.broadcast_role(&req)?;
         let r = checked(req)?;
-        let stream = self.watch_round(role, r).await?;
+        let stream = self.watch_round(role, r, WatchKind::Event).await?;
         Ok(Response::new(Box::pin(stream)))
     }
 
@@ -69,6 +70,7 @@ impl Api {
         &self,
         role: Role,
         r: pb::WatchEventRequest,
+        kind: WatchKind,
     ) -> Result<impl Stream<Item = Result<pb::GameEvent, Status>> + Send + use<>, Status> {
         let filter = GameFilter {
             event: Some(r.event.clone()),
@@ -115,6 +117,7 @@ impl Api {
             round: r.round,
             filter,
             role,
+            kind,
             watches,
             created,
         };

@@ -18,7 +18,7 @@ use super::cursor::Cursor;
 use super::error::status;
 use super::pb;
 use super::service::audience;
-use crate::hub::metrics::Metrics;
+use crate::hub::metrics::{Metrics, WatchKind};
 use crate::hub::{GameMeta, Hub, HubError, Watch, WatchEnd, WatchItem};
 use crate::store::GameFilter;
 
@@ -33,16 +33,31 @@ pub(super) async fn next_pb(watch: &mut Watch) -> Option<Result<pb::GameEvent, S
     }
 }
 
+/// Counts a message to a watcher: a delivery (a PDN stream counts its texts, not the
+/// events behind them) and a resync.
+fn count(metrics: &Metrics, kind: WatchKind, e: &pb::GameEvent) {
+    if kind != WatchKind::PdnStream {
+        metrics.delivered(kind);
+    }
+    if matches!(e.kind, Some(pb::game_event::Kind::Resync(_))) {
+        metrics.resynced();
+    }
+}
+
 /// One game's stream; counted in the watchers gauge while open.
 pub fn watch(
     metrics: &Arc<Metrics>,
     mut watch: Watch,
 ) -> impl Stream<Item = Result<pb::GameEvent, Status>> + Send + use<> {
-    let open = metrics.watcher();
+    let open = metrics.watcher(WatchKind::Game);
+    let metrics = metrics.clone();
     stream! {
         let _open = open;
         while let Some(item) = next_pb(&mut watch).await {
             let failed = item.is_err();
+            if let Ok(e) = &item {
+                count(&metrics, WatchKind::Game, e);
+            }
             yield item;
             if failed {
                 break;
@@ -95,6 +110,8 @@ pub(super) struct Round {
     pub round: String,
     pub filter: GameFilter,
     pub role: Role,
+    /// What the stream is for (the watcher metrics' label).
+    pub kind: WatchKind,
     /// The games listed at the start, in stream order, each watched from its seq.
     pub watches: Vec<Watch>,
     /// Games created since before the listing (those already listed are skipped).
@@ -127,15 +144,16 @@ pub(super) fn watch_round(
     hub: Arc<Hub>,
     round: Round,
 ) -> impl Stream<Item = Result<pb::GameEvent, Status>> + Send + use<> {
-    let open = hub.metrics().watcher();
     let Round {
         event,
         round,
         filter,
         role,
+        kind,
         watches,
         mut created,
     } = round;
+    let open = hub.metrics().watcher(kind);
     let mut standing = Standing {
         event,
         round,
@@ -172,6 +190,7 @@ pub(super) fn watch_round(
                     Ok(mut e) => {
                         standing.seqs[i] = e.seq;
                         e.cursor = standing.cursor();
+                        count(hub.metrics(), kind, &e);
                         yield Ok(e);
                     }
                     Err(e) => {

@@ -113,6 +113,69 @@ impl EncodeMetric for LatencyHistogram {
     }
 }
 
+/// Events recorded but not yet public (a game's broadcast delay holds them back): the
+/// instant each batch becomes public and its size. Counted when scraped, so the gauge is
+/// exact without a timer: what has become public by then is dropped first.
+#[derive(Debug, Clone, Default)]
+pub struct DelayedEvents {
+    due: Arc<std::sync::Mutex<std::collections::BTreeMap<tokio::time::Instant, u64>>>,
+}
+
+impl DelayedEvents {
+    fn add(&self, at: tokio::time::Instant, n: u64) {
+        let mut due = self.due.lock().unwrap_or_else(|p| p.into_inner());
+        *due.entry(at).or_default() += n;
+    }
+
+    /// How many are still held back now.
+    #[must_use]
+    pub fn depth(&self) -> u64 {
+        // Due at or before now: public.
+        let after = tokio::time::Instant::now() + Duration::from_nanos(1);
+        let mut due = self.due.lock().unwrap_or_else(|p| p.into_inner());
+        let later = due.split_off(&after);
+        *due = later;
+        due.values().sum()
+    }
+}
+
+impl EncodeMetric for DelayedEvents {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        encoder.encode_gauge(&(i64::try_from(self.depth()).unwrap_or(i64::MAX)))
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Gauge
+    }
+}
+
+/// What a watcher follows, the `kind` label of the watcher metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchKind {
+    /// `WatchGame`: one game.
+    Game,
+    /// `WatchEvent` (gRPC or grpc-web): a round or event.
+    Event,
+    /// `GET /pdn/<event>/<round>/stream`.
+    PdnStream,
+}
+
+impl WatchKind {
+    const ALL: [WatchKind; 3] = [WatchKind::Game, WatchKind::Event, WatchKind::PdnStream];
+
+    fn label(self) -> &'static str {
+        match self {
+            WatchKind::Game => "game",
+            WatchKind::Event => "event",
+            WatchKind::PdnStream => "pdn_stream",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// gRPC status codes 1..=16 by name (0, OK, is not a refusal).
 const CODES: [&str; 16] = [
     "CANCELLED",
@@ -147,7 +210,11 @@ pub struct Metrics {
     fsync: LatencyHistogram,
     commits: Counter,
     active_games: Gauge,
-    watchers: Gauge,
+    /// By [`WatchKind`], in its order.
+    watchers: Vec<Gauge>,
+    deliveries: Vec<Counter>,
+    resyncs: Counter,
+    delayed: DelayedEvents,
     boards: Gauge,
     recovery_seconds: Gauge<f64, AtomicU64>,
     recovered_games: Gauge,
@@ -234,11 +301,40 @@ impl Metrics {
             "Unfinished games held in memory",
             active_games.clone(),
         );
-        let watchers = Gauge::default();
+        let watchers_family = Family::<Labels, Gauge>::default();
+        let deliveries_family = Family::<Labels, Counter>::default();
+        let (watchers, deliveries) = WatchKind::ALL
+            .iter()
+            .map(|k| {
+                let label = vec![("kind", k.label())];
+                (
+                    watchers_family.get_or_create(&label).clone(),
+                    deliveries_family.get_or_create(&label).clone(),
+                )
+            })
+            .unzip();
         registry.register(
             "watchers",
-            "Open WatchGame / WatchEvent streams",
-            watchers.clone(),
+            "Open watch streams by kind: game (WatchGame), event (WatchEvent, gRPC or grpc-web), \
+             pdn_stream (GET /pdn/<event>/<round>/stream)",
+            watchers_family,
+        );
+        registry.register(
+            "watch_deliveries",
+            "Messages sent to watchers by kind (events and resyncs; PDN texts on a pdn_stream)",
+            deliveries_family,
+        );
+        let resyncs = Counter::default();
+        registry.register(
+            "watch_resyncs",
+            "Resync messages sent to watchers that fell behind (their queue was full)",
+            resyncs.clone(),
+        );
+        let delayed = DelayedEvents::default();
+        registry.register(
+            "delayed_events",
+            "Events recorded but held back from the public by their game's broadcast delay",
+            delayed.clone(),
         );
         let boards = Gauge::default();
         registry.register(
@@ -277,6 +373,9 @@ impl Metrics {
             commits,
             active_games,
             watchers,
+            deliveries,
+            resyncs,
+            delayed,
             boards,
             recovery_seconds,
             recovered_games,
@@ -336,10 +435,34 @@ impl Metrics {
         self.active_games.dec();
     }
 
-    /// A watch stream opened; the guard closes it when dropped.
+    /// A watch stream of `kind` opened; the guard closes it when dropped.
     #[must_use]
-    pub fn watcher(self: &Arc<Self>) -> GaugeGuard {
-        GaugeGuard::new(self.watchers.clone())
+    pub fn watcher(self: &Arc<Self>, kind: WatchKind) -> GaugeGuard {
+        GaugeGuard::new(self.watchers[kind.index()].clone())
+    }
+
+    /// A message went to a watcher of `kind`.
+    pub fn delivered(&self, kind: WatchKind) {
+        self.deliveries[kind.index()].inc();
+    }
+
+    /// A watcher got a `Resync`.
+    pub fn resynced(&self) {
+        self.resyncs.inc();
+    }
+
+    /// `n` events of a game become public at `at` (its broadcast delay after they were
+    /// recorded).
+    pub fn delayed(&self, at: tokio::time::Instant, n: usize) {
+        if n > 0 {
+            self.delayed.add(at, n as u64);
+        }
+    }
+
+    /// Events held back from the public now.
+    #[must_use]
+    pub fn delayed_depth(&self) -> u64 {
+        self.delayed.depth()
     }
 
     /// A board stream opened; the guard closes it when dropped.
@@ -442,7 +565,9 @@ mod tests {
         m.rejected(99); // not a gRPC code
         m.acknowledged(Duration::from_millis(2));
         m.committed(Duration::from_micros(300));
-        let w = m.watcher();
+        let w = m.watcher(WatchKind::Event);
+        m.delivered(WatchKind::Event);
+        m.resynced();
         let text = m.render();
         for line in [
             "arbiter_moves_accepted_total{variant=\"international\"} 1",
@@ -455,7 +580,12 @@ mod tests {
             "arbiter_ack_latency_seconds_bucket{le=\"+Inf\"} 1",
             "arbiter_store_commit_seconds_count 1",
             "arbiter_store_commits_total 1",
-            "arbiter_watchers 1",
+            "arbiter_watchers{kind=\"event\"} 1",
+            "arbiter_watchers{kind=\"game\"} 0",
+            "arbiter_watchers{kind=\"pdn_stream\"} 0",
+            "arbiter_watch_deliveries_total{kind=\"event\"} 1",
+            "arbiter_watch_resyncs_total 1",
+            "arbiter_delayed_events 0",
             "# HELP arbiter_active_games Unfinished games held in memory.",
             "# TYPE arbiter_store_commit_seconds histogram",
         ] {
@@ -467,6 +597,21 @@ mod tests {
             "one series per non-OK code, created up front"
         );
         drop(w);
-        assert!(m.render().contains("arbiter_watchers 0"));
+        assert!(m.render().contains("arbiter_watchers{kind=\"event\"} 0"));
+    }
+
+    /// The delayed gauge counts what is still held back when scraped.
+    #[tokio::test(start_paused = true)]
+    async fn delayed_events_leave_the_gauge_when_they_become_public() {
+        let m = Metrics::new();
+        let now = tokio::time::Instant::now();
+        m.delayed(now + Duration::from_secs(60), 2);
+        m.delayed(now + Duration::from_secs(30), 1);
+        m.delayed(now, 0);
+        assert!(m.render().contains("arbiter_delayed_events 3"));
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert_eq!(m.delayed_depth(), 2);
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert!(m.render().contains("arbiter_delayed_events 0"));
     }
 }

@@ -240,6 +240,11 @@ impl Hub {
         (delay > 0)
             .then(|| {
                 let cutoff = self.timeline.now(0).mono_ms.saturating_sub(delay);
+                let now = tokio::time::Instant::now();
+                for e in events.iter().filter(|e| e.at.mono_ms > cutoff) {
+                    let wait = std::time::Duration::from_millis(e.at.mono_ms - cutoff);
+                    self.metrics.delayed(now + wait, 1);
+                }
                 Public::new(events, delay, cutoff)
             })
             .flatten()

@@ -382,6 +382,10 @@ impl GameTask {
         self.session = decided.session;
         if let Some(p) = self.public.as_mut() {
             p.pending.extend(decided.events.iter().cloned());
+            self.metrics.delayed(
+                tokio::time::Instant::now() + Duration::from_millis(p.delay_ms),
+                decided.events.len(),
+            );
         }
         let finished = self.session.result().is_some();
         if !was_finished && finished {

@@ -17,6 +17,7 @@ use crate::api::Api;
 use crate::api::auth::Role;
 use crate::api::pb;
 use crate::api::validate::Check;
+use crate::hub::metrics::WatchKind;
 
 /// `GET /pdn/<event>`: every game of the event, in round and board order.
 pub(super) async fn event(
@@ -118,6 +119,7 @@ pub(super) async fn stream(
                 resume_from,
                 ..watch
             },
+            WatchKind::PdnStream,
         )
         .await
     {
@@ -152,7 +154,9 @@ fn follow(
     events: impl Stream<Item = Result<pb::GameEvent, tonic::Status>> + Send + 'static,
 ) -> impl Stream<Item = Result<String, Infallible>> + Send + 'static {
     stream! {
+        let metrics = api.hub().metrics().clone();
         if !first.is_empty() {
+            metrics.delivered(WatchKind::PdnStream);
             yield Ok(first);
         }
         let mut events = pin!(events);
@@ -192,6 +196,7 @@ fn follow(
                 }
             }
             if !out.is_empty() {
+                metrics.delivered(WatchKind::PdnStream);
                 yield Ok(out);
             }
         }

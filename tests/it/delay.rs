@@ -351,3 +351,24 @@ async fn shutdown_ends_a_delayed_stream_at_once() {
         "not after the delay"
     );
 }
+
+/// `arbiter_delayed_events` counts what the delay still holds back from the public:
+/// the start and the move (and its press) while they wait, none once the delay is over.
+#[tokio::test(start_paused = true)]
+async fn the_delayed_events_gauge_follows_the_delay() {
+    let hub = Hub::new(Arc::new(MemoryStore::new()), false);
+    let api = api_over(hub.clone());
+    game_with_a_move(&api).await;
+    let held = hub.metrics().delayed_depth();
+    assert!(held >= 2, "start and move held back: {held}");
+    assert!(
+        hub.metrics()
+            .render()
+            .contains(&format!("arbiter_delayed_events {held}"))
+    );
+    // The start became public 5 s before the move did.
+    advance(Duration::from_millis(DELAY - 4_000)).await;
+    assert!(hub.metrics().delayed_depth() < held);
+    advance(Duration::from_secs(5)).await;
+    assert_eq!(hub.metrics().delayed_depth(), 0);
+}

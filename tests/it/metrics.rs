@@ -154,6 +154,9 @@ async fn counters_and_gauges_follow_moves_refusals_watchers_and_boards() {
         "# HELP arbiter_store_commit_seconds",
         "# HELP arbiter_ack_latency_seconds",
         "# HELP arbiter_watchers",
+        "# HELP arbiter_watch_deliveries",
+        "# HELP arbiter_watch_resyncs",
+        "# HELP arbiter_delayed_events",
         "# HELP arbiter_boards_connected",
     ] {
         assert!(before.contains(help), "{help}");
@@ -290,12 +293,19 @@ async fn counters_and_gauges_follow_moves_refusals_watchers_and_boards() {
     assert_eq!(value(&text, "arbiter_store_commits_total"), commits);
     assert!(value(&text, "arbiter_store_commit_seconds_sum") > 0.0);
     assert_eq!(value(&text, "arbiter_active_games"), 1.0);
-    assert_eq!(value(&text, "arbiter_watchers"), 1.0);
+    assert_eq!(value(&text, "arbiter_watchers{kind=\"game\"}"), 1.0);
+    assert_eq!(value(&text, "arbiter_watchers{kind=\"event\"}"), 0.0);
+    assert_eq!(value(&text, "arbiter_watch_resyncs_total"), 0.0);
+    assert_eq!(
+        value(&text, "arbiter_delayed_events"),
+        0.0,
+        "no game has a delay"
+    );
     assert_eq!(value(&text, "arbiter_boards_connected"), 1.0);
 
     // Streams that end leave the gauges; a resignation ends the game (RU 1.7).
     drop(watch);
-    eventually(s.metrics, "arbiter_watchers", 0.0).await;
+    eventually(s.metrics, "arbiter_watchers{kind=\"game\"}", 0.0).await;
     drop(board_tx);
     drop(board);
     eventually(s.metrics, "arbiter_boards_connected", 0.0).await;
