@@ -1,6 +1,7 @@
 //! `BroadcastService`: watch streams and PDN exports, each for its audience.
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
@@ -13,8 +14,8 @@ use super::service::{Api, audience};
 use super::validate::{RESUME_ENTRIES, checked};
 use super::watch::Round;
 use crate::game::GameEvent;
-use crate::hub::HubError;
 use crate::hub::metrics::WatchKind;
+use crate::hub::{GameMeta, HubError};
 use crate::notation::pdn::{PdnGame, write_games};
 use crate::store::GameFilter;
 
@@ -176,19 +177,39 @@ impl Api {
     ///
     /// # Errors
     /// No such game, the store failing, a log that does not export.
-    pub(crate) async fn pdn_of(&self, role: &Role, id: &str) -> Result<(u64, String), Status> {
-        self.pdn_at(role, id)
-            .await
-            .map(|(last, records)| (last, write_games(&records)))
+    ///
+    /// The text of a game up to a seq is the same for every caller (the public sees a
+    /// prefix of the log), so it is kept per game: the relays following a round share
+    /// one export of each change.
+    pub(crate) async fn pdn_of(&self, role: &Role, id: &str) -> Result<(u64, Arc<str>), Status> {
+        let (meta, last) = self.visible(role, id).await?;
+        if let Some(text) = self.pdn_cache().get(id, last) {
+            return Ok((last, text));
+        }
+        let text: Arc<str> = write_games(&self.records_up_to(&meta, last).await?).into();
+        self.pdn_cache().put(id, last, text.clone());
+        Ok((last, text))
     }
 
     async fn pdn_at(&self, role: &Role, id: &str) -> Result<(u64, Vec<PdnGame>), Status> {
+        let (meta, last) = self.visible(role, id).await?;
+        Ok((last, self.records_up_to(&meta, last).await?))
+    }
+
+    /// The game's metadata and the seq of the last event `role` may see of it.
+    async fn visible(&self, role: &Role, id: &str) -> Result<(GameMeta, u64), Status> {
         let handle = self.game(id).await?;
-        let meta = handle.meta().clone();
+        let meta = handle.meta().as_ref().clone();
         let last = handle
             .read_as(audience(role, &meta), |session, _| session.last_seq())
             .await
             .map_err(|e| status(&e))?;
+        Ok((meta, last))
+    }
+
+    /// The PDN records of a game's log up to `last`.
+    async fn records_up_to(&self, meta: &GameMeta, last: u64) -> Result<Vec<PdnGame>, Status> {
+        let id = meta.id.as_str();
         let rows = self
             .hub()
             .store()
@@ -204,10 +225,48 @@ impl Api {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let records = super::pdn::export_games(&meta, &events).map_err(|e| {
+        super::pdn::export_games(meta, &events).map_err(|e| {
             tracing::error!(game = id, error = %e, "pdn export failed");
             Status::internal(e.to_string())
-        })?;
-        Ok((last, records))
+        })
+    }
+}
+
+/// The latest PDN text exported of each game, with the seq it goes up to.
+#[derive(Debug, Default)]
+pub(crate) struct PdnCache {
+    games: std::sync::Mutex<std::collections::HashMap<String, (u64, Arc<str>)>>,
+}
+
+/// Games whose text [`PdnCache`] keeps; one more empties it (the next export of each
+/// game fills it again).
+const PDN_CACHE_GAMES: usize = 4096;
+
+impl PdnCache {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (u64, Arc<str>)>> {
+        self.games.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn get(&self, id: &str, last: u64) -> Option<Arc<str>> {
+        self.lock()
+            .get(id)
+            .filter(|(seq, _)| *seq == last)
+            .map(|(_, text)| text.clone())
+    }
+
+    fn put(&self, id: &str, last: u64, text: Arc<str>) {
+        let mut games = self.lock();
+        if games.len() >= PDN_CACHE_GAMES && !games.contains_key(id) {
+            games.clear();
+        }
+        // A newer text is never replaced by an older one a slower caller made.
+        match games.get(id) {
+            Some((seq, _)) if *seq > last => {}
+            _ => {
+                games.insert(id.to_string(), (last, text));
+            }
+        }
     }
 }

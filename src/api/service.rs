@@ -26,6 +26,8 @@ pub struct Api {
     /// Whether a caller without a token may follow broadcasts as the public
     /// (`[web] public_broadcast`).
     public_broadcast: bool,
+    /// Each game's latest PDN export, shared by the HTTP relays.
+    pdn_cache: Arc<super::broadcast::PdnCache>,
 }
 
 impl Api {
@@ -37,7 +39,12 @@ impl Api {
             event_delays: Arc::default(),
             board_rate: super::rate::BoardRate::default(),
             public_broadcast: true,
+            pdn_cache: Arc::default(),
         }
+    }
+
+    pub(super) fn pdn_cache(&self) -> &super::broadcast::PdnCache {
+        &self.pdn_cache
     }
 
     /// Whether callers without a token follow broadcasts (BroadcastService, the HTTP PDN

@@ -3,6 +3,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;
 use std::pin::pin;
+use std::sync::Arc;
 use std::task::Poll;
 
 use async_stream::stream;
@@ -150,7 +151,7 @@ fn follow(
     api: Api,
     role: Role,
     first: String,
-    mut sent: HashMap<String, String>,
+    mut sent: HashMap<String, Arc<str>>,
     events: impl Stream<Item = Result<pb::GameEvent, tonic::Status>> + Send + 'static,
 ) -> impl Stream<Item = Result<String, Infallible>> + Send + 'static {
     stream! {

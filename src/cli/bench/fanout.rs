@@ -14,6 +14,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::harness::{Running, connect, on_client_thread, setup};
@@ -35,9 +37,25 @@ pub(super) struct FanoutPlan {
     pub rate: f64,
     /// Length of each phase, seconds.
     pub secs: f64,
+    /// What the watchers follow.
+    pub mode: FanoutMode,
+}
+
+/// What a fan-out run's watchers follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FanoutMode {
+    /// Issue 11: `WatchGame`, each watcher one game (watcher `i` on game `i % games`).
+    Games,
+    /// Issue 14: the whole round, every watcher on `WatchEvent` (all games on one
+    /// stream), and `http` relays on `GET /pdn/Bench/1/stream`.
+    Round {
+        /// HTTP PDN streams beside the WatchEvent ones.
+        http: usize,
+    },
 }
 
 /// What the watchers saw.
+#[derive(Default)]
 struct Seen {
     /// Publish → receive, ms, per delivered event.
     latencies: Vec<f64>,
@@ -45,6 +63,11 @@ struct Seen {
     errors: usize,
     /// First to last delivery.
     span: Duration,
+    /// HTTP PDN streams: game records received (after the first answer) and bytes.
+    http_records: usize,
+    http_bytes: usize,
+    /// HTTP PDN streams: first answer to the last byte.
+    http_span: Duration,
 }
 
 /// Issue 11 item 1: the movers alone, then with the watchers, then alone again.
@@ -66,8 +89,14 @@ async fn phases(
 ) -> Result<(), String> {
     let url = server.url().to_string();
     let (games, rate, secs) = (plan.games, plan.rate, plan.secs);
+    let what = match plan.mode {
+        FanoutMode::Games => "WatchGame, one game each".to_string(),
+        FanoutMode::Round { http } => {
+            format!("WatchEvent, the whole round each; and {http} GET /pdn/Bench/1/stream")
+        }
+    };
     println!(
-        "fanout: {} watchers over {} connections on {games} games moving {rate:.0} moves/s \
+        "fanout: {} watchers ({what}) over {} connections on {games} games moving {rate:.1} moves/s \
          (memory store); {secs:.0} s without, with, without",
         plan.watchers, plan.connections
     );
@@ -103,9 +132,18 @@ async fn phases(
     let (stop, stopped) = watch::channel(false);
     let opening = Instant::now();
     let watchers = {
-        let (url, watchers, connections) = (url.clone(), plan.watchers, plan.connections);
+        let (url, watchers, connections, mode) =
+            (url.clone(), plan.watchers, plan.connections, plan.mode);
+        let addr = server.addr();
         on_client_thread("bench-watchers", move || {
-            watch_all(url, targets, watchers, connections, ready_tx, stopped)
+            watch_all(
+                url,
+                addr,
+                targets,
+                (watchers, connections, mode),
+                ready_tx,
+                stopped,
+            )
         })
     };
     let opened = match ready.await {
@@ -114,7 +152,7 @@ async fn phases(
         Err(_) => return watchers.await.map(|_| ()),
     };
     println!(
-        "fanout: {opened} WatchGame streams open in {:.2} s",
+        "fanout: {opened} streams open in {:.2} s",
         opening.elapsed().as_secs_f64()
     );
     let _ = go_tx.send(());
@@ -147,7 +185,10 @@ fn report(
     seen: &Seen,
 ) {
     // Exact when the watchers divide evenly over the games, as by default.
-    let owed = with.events * plan.watchers / plan.games;
+    let owed = match plan.mode {
+        FanoutMode::Games => with.events * plan.watchers / plan.games,
+        FanoutMode::Round { .. } => with.events * plan.watchers,
+    };
     let delivered = seen.latencies.len();
     println!(
         "fanout: {delivered} deliveries of {owed} owed ({} resyncs, {} stream errors) in {:.2} s = {:.0} deliveries/s; \
@@ -160,6 +201,17 @@ fn report(
         percentile_ms_f64(&seen.latencies, 0.99),
         percentile_ms_f64(&seen.latencies, 1.0),
     );
+    if let FanoutMode::Round { http } = plan.mode
+        && http > 0
+    {
+        println!(
+            "fanout: HTTP PDN streams: {} game records ({} bytes) after the first answer over {http} streams in {:.2} s = {:.0} records/s",
+            seen.http_records,
+            seen.http_bytes,
+            seen.http_span.as_secs_f64(),
+            seen.http_records as f64 / seen.http_span.as_secs_f64().max(1e-9),
+        );
+    }
     let p99 = |s: &OpenSample| super::stats::percentile_ms(&s.latencies, 0.99);
     let without = (p99(before) + p99(after)) / 2.0;
     println!(
@@ -182,23 +234,35 @@ fn wall_ms() -> f64 {
 /// `connections` connections, says how many once all are open, then reads until `stop`.
 async fn watch_all(
     url: String,
+    addr: std::net::SocketAddr,
     targets: Vec<(String, u64)>,
-    watchers: usize,
-    connections: usize,
+    (watchers, connections, mode): (usize, usize, FanoutMode),
     ready: oneshot::Sender<Result<usize, String>>,
     stop: watch::Receiver<bool>,
 ) -> Result<Seen, String> {
-    let opened = open(&url, &targets, watchers, connections).await;
-    let streams = match opened {
-        Ok(s) => {
-            let _ = ready.send(Ok(s.len()));
-            s
+    let opened = async {
+        let grpc = open(&url, &targets, watchers, connections, mode).await?;
+        let http = match mode {
+            FanoutMode::Round { http } => http_open(addr, http).await?,
+            FanoutMode::Games => Vec::new(),
+        };
+        Ok::<_, String>((grpc, http))
+    }
+    .await;
+    let (streams, http) = match opened {
+        Ok((s, h)) => {
+            let _ = ready.send(Ok(s.len() + h.len()));
+            (s, h)
         }
         Err(e) => {
             let _ = ready.send(Err(e.clone()));
             return Err(e);
         }
     };
+    let relays: Vec<_> = http
+        .into_iter()
+        .map(|conn| tokio::spawn(http_read(conn, targets.len(), stop.clone())))
+        .collect();
     let mut tasks = Vec::with_capacity(streams.len());
     for mut stream in streams {
         let mut stop = stop.clone();
@@ -233,12 +297,21 @@ async fn watch_all(
             (latencies, resyncs, errors, first, last)
         }));
     }
-    let mut seen = Seen {
-        latencies: Vec::new(),
-        resyncs: 0,
-        errors: 0,
-        span: Duration::ZERO,
-    };
+    let mut seen = Seen::default();
+    let (mut http_first, mut http_last): (Option<Instant>, Option<Instant>) = (None, None);
+    for relay in relays {
+        let (records, bytes, f, l) = relay.await.map_err(|e| format!("relay: {e}"))?;
+        seen.http_records += records;
+        seen.http_bytes += bytes;
+        http_first = match (http_first, f) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        http_last = http_last.max(l);
+    }
+    if let (Some(f), Some(l)) = (http_first, http_last) {
+        seen.http_span = l - f;
+    }
     let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
     for task in tasks {
         let (l, r, e, f, la) = task.await.map_err(|e| format!("watcher: {e}"))?;
@@ -262,7 +335,11 @@ async fn open(
     targets: &[(String, u64)],
     watchers: usize,
     connections: usize,
+    mode: FanoutMode,
 ) -> Result<Vec<tonic::Streaming<pb::GameEvent>>, String> {
+    if let FanoutMode::Round { .. } = mode {
+        return open_round(url, targets, watchers, connections).await;
+    }
     let mut clients = Vec::with_capacity(connections);
     for _ in 0..connections {
         clients.push(BroadcastServiceClient::new(connect(url).await?));
@@ -284,4 +361,97 @@ async fn open(
         streams.push(call.await.map_err(|e| format!("watch task: {e}"))??);
     }
     Ok(streams)
+}
+
+/// `watchers` WatchEvent streams of the bench's round, each resuming after the games'
+/// current seqs.
+async fn open_round(
+    url: &str,
+    targets: &[(String, u64)],
+    watchers: usize,
+    connections: usize,
+) -> Result<Vec<tonic::Streaming<pb::GameEvent>>, String> {
+    let mut clients = Vec::with_capacity(connections);
+    for _ in 0..connections {
+        clients.push(BroadcastServiceClient::new(connect(url).await?));
+    }
+    let resume_from: std::collections::HashMap<String, u64> = targets.iter().cloned().collect();
+    let mut streams = Vec::with_capacity(watchers);
+    // A few hundred at a time: each opening registers a watcher with every game.
+    for batch in (0..watchers).collect::<Vec<_>>().chunks(256) {
+        let mut calls = Vec::with_capacity(batch.len());
+        for &i in batch {
+            let mut client = clients[i % connections].clone();
+            let resume_from = resume_from.clone();
+            calls.push(tokio::spawn(async move {
+                client
+                    .watch_event(pb::WatchEventRequest {
+                        event: "Bench".into(),
+                        round: "1".into(),
+                        resume_from,
+                        ..Default::default()
+                    })
+                    .await
+                    .map(tonic::Response::into_inner)
+                    .map_err(|s| format!("WatchEvent: {:?}: {}", s.code(), s.message()))
+            }));
+        }
+        for call in calls {
+            streams.push(call.await.map_err(|e| format!("watch task: {e}"))??);
+        }
+    }
+    Ok(streams)
+}
+
+/// `n` HTTP/1.1 connections, each following the round's PDN stream.
+async fn http_open(addr: std::net::SocketAddr, n: usize) -> Result<Vec<TcpStream>, String> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut conn = TcpStream::connect(addr)
+            .await
+            .map_err(|e| format!("HTTP connect: {e}"))?;
+        conn.write_all(
+            format!("GET /pdn/Bench/1/stream HTTP/1.1\r\nhost: {addr}\r\n\r\n").as_bytes(),
+        )
+        .await
+        .map_err(|e| format!("HTTP request: {e}"))?;
+        out.push(conn);
+    }
+    Ok(out)
+}
+
+/// Reads a PDN stream until `stop`: the game records (`[Event ` tags) and bytes after
+/// its first answer (the `games` records of the whole round), and the instants of the end
+/// of that answer and of the last read.
+async fn http_read(
+    mut conn: TcpStream,
+    games: usize,
+    mut stop: watch::Receiver<bool>,
+) -> (usize, usize, Option<Instant>, Option<Instant>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut records, mut bytes) = (0, 0);
+    let (mut first, mut last) = (None, None);
+    loop {
+        let n = tokio::select! {
+            biased;
+            _ = stop.wait_for(|s| *s) => break,
+            n = conn.read(&mut buf) => n,
+        };
+        match n {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let now = Instant::now();
+                records += buf[..n].windows(7).filter(|w| w == b"[Event ").count();
+                if first.is_none() {
+                    if records >= games {
+                        first = Some(now);
+                    }
+                    continue;
+                }
+                last = Some(now);
+                bytes += n;
+            }
+        }
+    }
+    (records.saturating_sub(games), bytes, first, last)
 }

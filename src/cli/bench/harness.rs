@@ -23,6 +23,7 @@ use crate::store::EventStore;
 /// A server under test, listening on a loopback port of its own.
 pub(super) struct Running {
     url: String,
+    addr: std::net::SocketAddr,
     stop: oneshot::Sender<()>,
     task: JoinHandle<Result<(), String>>,
 }
@@ -63,6 +64,7 @@ impl Running {
         });
         Ok(Running {
             url: format!("http://{addr}"),
+            addr,
             stop,
             task,
         })
@@ -88,6 +90,7 @@ impl Running {
         });
         Ok(Running {
             url: format!("http://{addr}"),
+            addr,
             stop,
             task,
         })
@@ -96,6 +99,11 @@ impl Running {
     /// Where clients connect.
     pub(super) fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The address it listens on (HTTP clients).
+    pub(super) fn addr(&self) -> std::net::SocketAddr {
+        self.addr
     }
 
     /// Stops the server and waits (at most 10 s) for it.

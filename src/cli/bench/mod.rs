@@ -76,6 +76,9 @@ pub enum BenchPart {
     Anchor,
     /// Watchers: deliveries/s, publish-to-receive latency, ack latency with and without.
     Fanout,
+    /// Broadcast: the fan-out with every watcher on the whole round (WatchEvent) and
+    /// relays on the HTTP PDN stream.
+    Broadcast,
     /// Open-loop SubmitMove on SQLite at a fixed rate.
     Open,
     /// Server CPU per SubmitMove on short and long games.
@@ -130,6 +133,16 @@ pub struct BenchArgs {
     /// Fan-out: seconds of each phase (without, with, without watchers).
     #[arg(long, default_value_t = 5.0)]
     pub fanout_secs: f64,
+    /// Broadcast: WatchEvent streams, each on the whole round of `--watched-games`.
+    #[arg(long, default_value_t = 10_000)]
+    pub round_watchers: usize,
+    /// Broadcast: HTTP PDN streams of the round.
+    #[arg(long, default_value_t = 1_000)]
+    pub pdn_streams: usize,
+    /// Broadcast: moves per second over the round (a round of 100 boards at one move a
+    /// board every 30 s or so: 3).
+    #[arg(long, default_value_t = 3.0)]
+    pub broadcast_rate: f64,
     /// Open loop: moves per second.
     #[arg(long, default_value_t = 1000.0)]
     pub open_rate: f64,
@@ -238,6 +251,20 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
             connections: args.watch_connections,
             rate: args.fanout_rate,
             secs: args.fanout_secs,
+            mode: fanout::FanoutMode::Games,
+        };
+        fanout::run(&plan, &cycle).await?;
+    }
+    if args.wants(BenchPart::Broadcast) {
+        let plan = fanout::FanoutPlan {
+            watchers: args.round_watchers,
+            games: args.watched_games,
+            connections: args.watch_connections,
+            rate: args.broadcast_rate,
+            secs: args.fanout_secs,
+            mode: fanout::FanoutMode::Round {
+                http: args.pdn_streams,
+            },
         };
         fanout::run(&plan, &cycle).await?;
     }
