@@ -262,7 +262,9 @@ async fn serve_grpc(
     let mut builder = tonic::transport::Server::builder()
         .http2_keepalive_interval(limits.keepalive_interval)
         .http2_keepalive_timeout(Some(limits.keepalive_timeout))
-        .max_concurrent_streams(limits.max_streams_per_connection);
+        .max_concurrent_streams(limits.max_streams_per_connection)
+        // HTTP/1.1 for browsers: the live board page and its grpc-web calls.
+        .accept_http1(true);
     if let Some(tls) = tls {
         builder = match builder.tls_config(tls) {
             Ok(b) => b,
@@ -292,6 +294,7 @@ async fn serve_grpc(
             },
         ))
         .layer(EdgeLayer { max_message: max })
+        .add_routes(crate::web::routes().into())
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
@@ -312,10 +315,13 @@ async fn serve_grpc(
             pb::arbiter_service_server::ArbiterServiceServer::new(api.clone())
                 .max_decoding_message_size(max),
         )
-        .add_service(
+        // grpc-web (the live board page) as well as gRPC; tonic-web answers 400 to any
+        // other HTTP/1.1 request, so it wraps this service only, not the page's routes.
+        .add_service(tower::Layer::layer(
+            &tonic_web::GrpcWebLayer::new(),
             pb::broadcast_service_server::BroadcastServiceServer::new(api)
                 .max_decoding_message_size(max),
-        )
+        ))
         .serve_with_incoming_shutdown(conn::incoming(listener, conns), shutdown)
         .await
         .map_err(|e| ServeError(format!("transport: {e}")));
