@@ -6,10 +6,12 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use super::auth::Role;
+use super::cursor::Cursor;
 use super::error::status;
 use super::pb;
 use super::service::{Api, audience};
-use super::validate::checked;
+use super::validate::{RESUME_ENTRIES, checked};
+use super::watch::Round;
 use crate::game::GameEvent;
 use crate::hub::HubError;
 use crate::notation::pdn::{PdnGame, write_games};
@@ -44,14 +46,31 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         let role = self.role(&req)?;
         let r = checked(req)?;
         let filter = GameFilter {
-            event: Some(r.event),
-            round: (!r.round.is_empty()).then_some(r.round),
+            event: Some(r.event.clone()),
+            round: (!r.round.is_empty()).then(|| r.round.clone()),
             unfinished_only: false,
         };
-        let metas = self.hub().list(&filter).await.map_err(|e| status(&e))?;
+        // Subscribed before the listing: a game created in between is on both, and
+        // joins once (the stream skips the games it has).
+        let created = self.hub().subscribe_created();
+        let metas = self
+            .hub()
+            .list_by_creation(&filter)
+            .await
+            .map_err(|e| status(&e))?;
+        let froms: Vec<u64> = if r.from_cursor.is_empty() {
+            metas
+                .iter()
+                .map(|m| r.resume_from.get(&m.id).copied().unwrap_or(r.from_seq))
+                .collect()
+        } else {
+            // Checked with the request: it is ours and made for this event and round.
+            Cursor::decode(&r.from_cursor, &r.event, &r.round, RESUME_ENTRIES)
+                .map_err(|e| Status::invalid_argument(format!("from_cursor: {e}")))?
+                .resume(metas.iter().map(|m| m.id.as_str()))
+        };
         let mut watches = Vec::new();
-        for m in metas {
-            let from = r.resume_from.get(&m.id).copied().unwrap_or(r.from_seq);
+        for (m, from) in metas.iter().zip(froms) {
             // A game found quarantined as it loads is left out like those known before.
             let handle = match self.hub().game(&m.id).await {
                 Ok(h) => h,
@@ -66,9 +85,17 @@ impl pb::broadcast_service_server::BroadcastService for Api {
                     .map_err(|e| status(&e))?,
             );
         }
-        Ok(Response::new(Box::pin(super::watch::watch_many(
-            self.hub().metrics(),
+        let round = Round {
+            event: r.event,
+            round: r.round,
+            filter,
+            role,
             watches,
+            created,
+        };
+        Ok(Response::new(Box::pin(super::watch::watch_round(
+            self.hub().clone(),
+            round,
         ))))
     }
 

@@ -443,6 +443,7 @@ pub fn resync_pb(meta: &GameMeta, snap: &Snapshot) -> pb::GameEvent {
         rule: String::new(),
         game_id: meta.id.clone(),
         monotonic_ms: snap.now_ms as i64,
+        cursor: String::new(),
         kind: Some(pb::game_event::Kind::Resync(pb::Resync {
             game: Some(game),
         })),
@@ -736,6 +737,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
         rule: e.rule.clone().unwrap_or_default(),
         game_id: meta.id.clone(),
         monotonic_ms: e.at.mono_ms as i64,
+        cursor: String::new(),
         kind: Some(kind),
     }
 }

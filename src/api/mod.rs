@@ -18,6 +18,7 @@ mod board;
 mod broadcast;
 pub mod codec;
 pub mod convert;
+pub mod cursor;
 mod error;
 mod games;
 pub mod pb;

@@ -11,6 +11,7 @@ use prost::Message;
 use tonic::{Request, Status};
 
 use super::convert::BadField;
+use super::cursor::Cursor;
 use super::error::bounded_message;
 use super::pb;
 use crate::clock::{MAX_ADJUSTMENT, MAX_MOVES, MAX_PERIOD_TIME};
@@ -34,6 +35,9 @@ pub const SNAPSHOT_SQUARES: usize = 64;
 pub const MAX_SQUARE: u32 = 64;
 /// Games in WatchEvent.resume_from.
 pub const RESUME_ENTRIES: usize = 10_000;
+
+/// The longest `from_cursor`: a cursor of [`RESUME_ENTRIES`] games at their largest.
+pub const CURSOR_BYTES: usize = 262_144;
 /// The largest board number of a round.
 pub const MAX_BOARD: u32 = 100_000;
 /// The largest rating.
@@ -123,6 +127,10 @@ pub const LIMITS: &[Limit] = &[
     Limit {
         fields: "`resume_from`",
         limit: "at most 10000 games",
+    },
+    Limit {
+        fields: "`from_cursor`",
+        limit: "at most 262144 bytes; a cursor of a WatchEvent stream of the same event and round, alone (no `from_seq`, no `resume_from`)",
     },
 ];
 
@@ -530,7 +538,27 @@ impl Check for pb::WatchEventRequest {
         }
         self.resume_from
             .keys()
-            .try_for_each(|k| id("resume_from", k, true))
+            .try_for_each(|k| id("resume_from", k, true))?;
+        if !self.from_cursor.is_empty() {
+            if self.from_seq != 0 || !self.resume_from.is_empty() {
+                return Err(bad(
+                    "from_cursor",
+                    "given with from_seq or resume_from: resume with one of them",
+                ));
+            }
+            if self.from_cursor.len() > CURSOR_BYTES {
+                return Err(bad(
+                    "from_cursor",
+                    format!(
+                        "at most {CURSOR_BYTES} bytes, got {}",
+                        self.from_cursor.len()
+                    ),
+                ));
+            }
+            Cursor::decode(&self.from_cursor, &self.event, &self.round, RESUME_ENTRIES)
+                .map_err(|e| bad("from_cursor", e))?;
+        }
+        Ok(())
     }
 }
 

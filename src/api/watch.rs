@@ -3,17 +3,24 @@
 //! watcher fell behind; the end after the game's final event, and `UNAVAILABLE "server
 //! shutting down"` at shutdown.
 
+use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use async_stream::stream;
-use tokio_stream::Stream;
+use tokio::sync::broadcast;
+use tokio_stream::{Stream, StreamExt, StreamMap};
 use tonic::Status;
 
+use super::auth::Role;
 use super::convert::{event_pb, resync_pb};
+use super::cursor::Cursor;
 use super::error::status;
 use super::pb;
+use super::service::audience;
 use crate::hub::metrics::Metrics;
-use crate::hub::{HubError, Watch, WatchEnd, WatchItem};
+use crate::hub::{GameMeta, Hub, HubError, Watch, WatchEnd, WatchItem};
+use crate::store::GameFilter;
 
 /// The next message of a watch as the API sends it; `None` at the end.
 pub(super) async fn next_pb(watch: &mut Watch) -> Option<Result<pb::GameEvent, Status>> {
@@ -44,33 +51,196 @@ pub fn watch(
     }
 }
 
-/// Several games on one stream (a round), each in its own order; one watcher in the
-/// gauge. It ends when every game on it has finished, or with the first error (at
-/// shutdown: UNAVAILABLE).
-pub fn watch_many(
-    metrics: &Arc<Metrics>,
-    watches: Vec<Watch>,
+/// A round stream's games in stream order (listed at the start by creation, then as
+/// they joined) and the last seq sent of each: what its cursor says.
+struct Standing {
+    event: String,
+    round: String,
+    ids: Vec<String>,
+    seqs: Vec<u64>,
+    index: HashMap<String, usize>,
+}
+
+impl Standing {
+    fn has(&self, id: &str) -> bool {
+        self.index.contains_key(id)
+    }
+
+    /// Adds a game at the end of the order; returns its index.
+    fn push(&mut self, id: &str, from: u64) -> usize {
+        let i = self.ids.len();
+        self.ids.push(id.to_string());
+        self.seqs.push(from);
+        self.index.insert(id.to_string(), i);
+        i
+    }
+
+    fn cursor(&self) -> String {
+        Cursor::encode(
+            &self.event,
+            &self.round,
+            self.ids
+                .iter()
+                .map(String::as_str)
+                .zip(self.seqs.iter().copied()),
+        )
+    }
+}
+
+/// What a round stream follows: every game of `filter` (an event, or one round of it),
+/// as `role` may see each.
+pub(super) struct Round {
+    /// The event and round (empty: every round) the cursor is made for.
+    pub event: String,
+    pub round: String,
+    pub filter: GameFilter,
+    pub role: Role,
+    /// The games listed at the start, in stream order, each watched from its seq.
+    pub watches: Vec<Watch>,
+    /// Games created since before the listing (those already listed are skipped).
+    pub created: broadcast::Receiver<Arc<GameMeta>>,
+}
+
+type GameStream = Pin<Box<dyn Stream<Item = Result<pb::GameEvent, Status>> + Send>>;
+
+fn game_stream(mut w: Watch) -> GameStream {
+    Box::pin(stream! {
+        while let Some(item) = next_pb(&mut w).await {
+            yield item;
+        }
+    })
+}
+
+/// What woke a round stream.
+enum Wake {
+    Stop,
+    Item(usize, Box<Result<pb::GameEvent, Status>>),
+    Drained,
+    Created(Result<Arc<GameMeta>, broadcast::error::RecvError>),
+}
+
+/// Every game of a round on one stream, each in its own order, each message with the
+/// stream's cursor; games created in the round meanwhile join from their start. One
+/// watcher in the gauge. It ends once every game on it has finished (a stream that has
+/// no game yet waits for one), with the first error, or at shutdown (UNAVAILABLE).
+pub(super) fn watch_round(
+    hub: Arc<Hub>,
+    round: Round,
 ) -> impl Stream<Item = Result<pb::GameEvent, Status>> + Send + use<> {
-    let open = metrics.watcher();
-    let mut map = tokio_stream::StreamMap::new();
-    for (i, mut w) in watches.into_iter().enumerate() {
-        map.insert(
-            i,
-            Box::pin(stream! {
-                while let Some(item) = next_pb(&mut w).await {
-                    yield item;
-                }
-            }),
-        );
+    let open = hub.metrics().watcher();
+    let Round {
+        event,
+        round,
+        filter,
+        role,
+        watches,
+        mut created,
+    } = round;
+    let mut standing = Standing {
+        event,
+        round,
+        ids: Vec::new(),
+        seqs: Vec::new(),
+        index: HashMap::new(),
+    };
+    let mut map = StreamMap::new();
+    for w in watches {
+        let i = standing.push(&w.game().meta().id, w.last_seq());
+        map.insert(i, game_stream(w));
     }
     stream! {
         let _open = open;
-        while let Some((_, item)) = tokio_stream::StreamExt::next(&mut map).await {
-            let failed = item.is_err();
-            yield item;
-            if failed {
+        let mut stopped = std::pin::pin!(hub.stopped());
+        let mut listening = true;
+        loop {
+            let wake = tokio::select! {
+                biased;
+                () = &mut stopped => Wake::Stop,
+                item = StreamExt::next(&mut map), if !map.is_empty() => match item {
+                    Some((i, item)) => Wake::Item(i, Box::new(item)),
+                    // The last game on the stream ended.
+                    None => Wake::Drained,
+                },
+                c = created.recv(), if listening => Wake::Created(c),
+            };
+            match wake {
+                Wake::Stop => {
+                    yield Err(status(&HubError::ShuttingDown));
+                    break;
+                }
+                Wake::Item(i, item) => match *item {
+                    Ok(mut e) => {
+                        standing.seqs[i] = e.seq;
+                        e.cursor = standing.cursor();
+                        yield Ok(e);
+                    }
+                    Err(e) => {
+                        yield Err(e);
+                        break;
+                    }
+                },
+                Wake::Drained => {}
+                Wake::Created(c) => {
+                    let joining = match c {
+                        Ok(meta) => vec![meta.as_ref().clone()],
+                        // Fell behind the creations: list again, add what is new.
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            match hub.list_by_creation(&filter).await {
+                                Ok(metas) => metas,
+                                Err(e) => {
+                                    yield Err(status(&e));
+                                    break;
+                                }
+                            }
+                        }
+                        Err(broadcast::error::RecvError::Closed) => {
+                            listening = false;
+                            Vec::new()
+                        }
+                    };
+                    let mut failed = None;
+                    for meta in joining {
+                        let wanted = filter.event.as_ref().is_none_or(|e| *e == meta.event)
+                            && filter.round.as_ref().is_none_or(|r| *r == meta.round);
+                        if !wanted || standing.has(&meta.id) {
+                            continue;
+                        }
+                        match join(&hub, &role, &meta.id).await {
+                            Ok(Some(w)) => {
+                                let i = standing.push(&meta.id, 0);
+                                map.insert(i, game_stream(w));
+                            }
+                            Ok(None) => {}
+                            Err(e) => {
+                                failed = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                    if let Some(e) = failed {
+                        yield Err(e);
+                        break;
+                    }
+                }
+            }
+            if map.is_empty() && !standing.ids.is_empty() {
                 break;
             }
         }
     }
+}
+
+/// A watch of a game that joined a round stream, from its start; `None` for a game
+/// found quarantined as it loads (left out, as at the start).
+async fn join(hub: &Arc<Hub>, role: &Role, id: &str) -> Result<Option<Watch>, Status> {
+    let handle = match hub.game(id).await {
+        Ok(h) => h,
+        Err(HubError::Quarantined { .. }) => return Ok(None),
+        Err(e) => return Err(status(&e)),
+    };
+    handle
+        .watch_as(audience(role, handle.meta()), 0)
+        .await
+        .map(Some)
+        .map_err(|e| status(&e))
 }

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch as signal};
+use tokio::sync::{broadcast, mpsc, watch as signal};
 
 pub use error::HubError;
 pub use error::WatcherLimit;
@@ -111,7 +111,13 @@ pub struct Hub {
     /// One gate per game being loaded, so two requests never load (and record the
     /// outage of) the same game twice.
     loading: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Every game created, announced once it is durable and loaded (round streams add
+    /// it); a listener that falls behind lists the store again.
+    created: broadcast::Sender<Arc<GameMeta>>,
 }
+
+/// How many creations a round stream may fall behind before it lists again.
+const CREATED_QUEUE: usize = 256;
 
 impl Hub {
     /// A hub over a store.
@@ -150,6 +156,7 @@ impl Hub {
             all_stopped: tokio::sync::Mutex::new(all_stopped),
             quarantined: Mutex::new(BTreeMap::new()),
             loading: Mutex::new(HashMap::new()),
+            created: broadcast::channel(CREATED_QUEUE).0,
         })
     }
 
@@ -216,7 +223,15 @@ impl Hub {
             .await?;
         self.metrics.events_appended(1);
         let public = self.public(&session, std::slice::from_ref(&first));
-        self.insert(meta, session, public)
+        let handle = self.insert(meta, session, public)?;
+        // No listener is no error.
+        let _ = self.created.send(handle.meta().clone());
+        Ok(handle)
+    }
+
+    /// The games created from now on, each once it is durable and loaded.
+    pub fn subscribe_created(&self) -> broadcast::Receiver<Arc<GameMeta>> {
+        self.created.subscribe()
     }
 
     /// The viewers' copy of a game with a broadcast delay, built from its log.
@@ -451,6 +466,23 @@ impl Hub {
     /// Quarantined games are left out.
     pub async fn list(&self, filter: &GameFilter) -> Result<Vec<GameMeta>, HubError> {
         let records = self.store.list_games(filter).await?;
+        let quarantined = self.quarantined();
+        Ok(records
+            .iter()
+            .filter(|r| !quarantined.contains_key(&r.game_id))
+            .map(GameMeta::of_record)
+            .collect())
+    }
+
+    /// The games matching a filter in the order they were created (`created_at_ms`,
+    /// then id): a round stream's order, to which later games are only appended.
+    /// Quarantined games are left out.
+    ///
+    /// # Errors
+    /// The store failing.
+    pub async fn list_by_creation(&self, filter: &GameFilter) -> Result<Vec<GameMeta>, HubError> {
+        let mut records = self.store.list_games(filter).await?;
+        records.sort_by(|a, b| (a.created_at_ms, &a.game_id).cmp(&(b.created_at_ms, &b.game_id)));
         let quarantined = self.quarantined();
         Ok(records
             .iter()

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod pdn;
+pub mod server;
 
 use std::path::{Path, PathBuf};
 

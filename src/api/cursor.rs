@@ -1,0 +1,265 @@
+//! The `cursor` of a `WatchEvent` stream: where the stream stands for every game on it,
+//! in one opaque string that a display gives back as `from_cursor` to resume exactly
+//! after the last message it received.
+//!
+//! A stream keeps its games in a fixed order: the games listed when it opened, by
+//! creation (`created_at_ms`, then id), then each game that joined later, in the order it
+//! joined (a later creation). A cursor is that list, each game as a 16-bit hash of its id
+//! and the last seq the stream sent of it, behind a version byte and a 32-bit hash of the
+//! stream's event and round:
+//!
+//! `base64url(1, fnv32(event NUL round) LE, varint n, n × (fnv16(id) LE, varint seq))`
+//!
+//! About 3–4 bytes a game (a round of 100 boards: a cursor of about 470 characters),
+//! where the game ids themselves would take 10–64. Resuming walks the games listed now in
+//! the same order beside the cursor's entries ([`Cursor::resume`]): a game whose hash is
+//! the next entry's takes its seq; a game not in the cursor (created after it was made)
+//! starts from its beginning; an entry whose game is no longer listed is skipped. Games
+//! are only ever appended to that order (a game is created after every game listed
+//! before it), so the walk meets the entries in order; the hash only has to tell a game
+//! from its neighbours in the list.
+//!
+//! The hashes are FNV-1a, computed here (they must stay the same across server versions
+//! and builds, which `std`'s hasher does not promise).
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+/// The cursor's form; a cursor of another form is refused.
+const VERSION: u8 = 1;
+
+/// What a cursor says: the stream it belongs to and, per game in stream order, the id
+/// hash and the last seq sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    stream: u32,
+    entries: Vec<(u16, u64)>,
+}
+
+/// Why a cursor was refused (the message names the field).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadCursor(pub &'static str);
+
+impl std::fmt::Display for BadCursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl Cursor {
+    /// The cursor of a stream of `event` / `round` (empty: every round) whose games, in
+    /// stream order, stand at `games` (id, last seq sent; 0 before any).
+    pub fn encode<'a>(
+        event: &str,
+        round: &str,
+        games: impl ExactSizeIterator<Item = (&'a str, u64)>,
+    ) -> String {
+        let mut bytes = Vec::with_capacity(8 + games.len() * 4);
+        bytes.push(VERSION);
+        bytes.extend_from_slice(&stream_hash(event, round).to_le_bytes());
+        varint(&mut bytes, games.len() as u64);
+        for (id, seq) in games {
+            bytes.extend_from_slice(&id_hash(id).to_le_bytes());
+            varint(&mut bytes, seq);
+        }
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// Reads a cursor made for a stream of `event` / `round`, of at most `max_games`
+    /// games.
+    ///
+    /// # Errors
+    /// Not a cursor of this form, or one made for another event or round.
+    pub fn decode(
+        text: &str,
+        event: &str,
+        round: &str,
+        max_games: usize,
+    ) -> Result<Cursor, BadCursor> {
+        const NOT_OURS: BadCursor = BadCursor("not a cursor of a WatchEvent stream of this server");
+        let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| NOT_OURS)?;
+        let mut at = bytes.as_slice();
+        let (&version, rest) = at.split_first().ok_or(NOT_OURS)?;
+        if version != VERSION {
+            return Err(NOT_OURS);
+        }
+        let (stream, rest) = rest.split_first_chunk::<4>().ok_or(NOT_OURS)?;
+        let stream = u32::from_le_bytes(*stream);
+        at = rest;
+        if stream != stream_hash(event, round) {
+            return Err(BadCursor(
+                "made for another event or round (give the event and round the stream had)",
+            ));
+        }
+        let n = read_varint(&mut at).ok_or(NOT_OURS)?;
+        if n > max_games as u64 {
+            return Err(BadCursor("more games than a stream may have"));
+        }
+        let mut entries = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let (h, rest) = at.split_first_chunk::<2>().ok_or(NOT_OURS)?;
+            at = rest;
+            let seq = read_varint(&mut at).ok_or(NOT_OURS)?;
+            entries.push((u16::from_le_bytes(*h), seq));
+        }
+        if !at.is_empty() {
+            return Err(NOT_OURS);
+        }
+        Ok(Cursor { stream, entries })
+    }
+
+    /// For each of `ids` (the games listed now, in stream order), the seq to resume
+    /// after: its entry's, or 0 for a game the cursor does not know.
+    pub fn resume<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> Vec<u64> {
+        let mut next = 0;
+        ids.into_iter()
+            .map(|id| {
+                let h = id_hash(id);
+                match self.entries[next..].iter().position(|(e, _)| *e == h) {
+                    Some(k) => {
+                        let seq = self.entries[next + k].1;
+                        next += k + 1;
+                        seq
+                    }
+                    None => 0,
+                }
+            })
+            .collect()
+    }
+
+    /// How many games the cursor covers.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it covers no game.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for b in *part {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+fn stream_hash(event: &str, round: &str) -> u32 {
+    let h = fnv1a(&[event.as_bytes(), b"\0", round.as_bytes()]);
+    (h ^ (h >> 32)) as u32
+}
+
+fn id_hash(id: &str) -> u16 {
+    let h = fnv1a(&[id.as_bytes()]);
+    (h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48)) as u16
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn read_varint(at: &mut &[u8]) -> Option<u64> {
+    let mut v: u64 = 0;
+    for shift in (0..64).step_by(7) {
+        let (&b, rest) = at.split_first()?;
+        *at = rest;
+        let bits = u64::from(b & 0x7f);
+        if shift == 63 && bits > 1 {
+            return None;
+        }
+        v |= bits << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn enc(games: &[(&str, u64)]) -> String {
+        Cursor::encode("Open", "3", games.iter().copied())
+    }
+
+    #[test]
+    fn round_trip_resumes_each_game_at_its_seq() {
+        let c = enc(&[("g1", 7), ("g2", 0), ("g3", 300)]);
+        let cur = Cursor::decode(&c, "Open", "3", 10).expect("ours");
+        assert_eq!(cur.len(), 3);
+        assert_eq!(cur.resume(["g1", "g2", "g3"]), vec![7, 0, 300]);
+    }
+
+    #[test]
+    fn games_created_since_start_from_the_beginning() {
+        let c = enc(&[("a", 5), ("b", 9)]);
+        let cur = Cursor::decode(&c, "Open", "3", 10).expect("ours");
+        assert_eq!(cur.resume(["a", "b", "c", "d"]), vec![5, 9, 0, 0]);
+    }
+
+    #[test]
+    fn a_game_no_longer_listed_is_skipped() {
+        let c = enc(&[("a", 5), ("b", 9), ("c", 2)]);
+        let cur = Cursor::decode(&c, "Open", "3", 10).expect("ours");
+        assert_eq!(cur.resume(["a", "c"]), vec![5, 2]);
+    }
+
+    #[test]
+    fn another_stream_or_garbage_is_refused() {
+        let c = enc(&[("a", 5)]);
+        assert!(
+            Cursor::decode(&c, "Open", "4", 10)
+                .unwrap_err()
+                .0
+                .contains("another event or round")
+        );
+        assert!(Cursor::decode(&c, "Other", "3", 10).is_err());
+        for bad in ["", "!!!", "AQ", &c[..c.len() - 1], &format!("{c}AA")] {
+            assert!(Cursor::decode(bad, "Open", "3", 10).is_err(), "{bad:?}");
+        }
+        let many: Vec<(String, u64)> = (0..11).map(|i| (format!("g{i}"), 1)).collect();
+        let c = Cursor::encode("Open", "3", many.iter().map(|(i, s)| (i.as_str(), *s)));
+        assert_eq!(
+            Cursor::decode(&c, "Open", "3", 10).unwrap_err().0,
+            "more games than a stream may have"
+        );
+    }
+
+    #[test]
+    fn a_round_of_100_boards_is_under_500_characters() {
+        let games: Vec<(String, u64)> = (0..100).map(|i| (format!("open-r3-b{i}"), 120)).collect();
+        let c = Cursor::encode("Open", "3", games.iter().map(|(i, s)| (i.as_str(), *s)));
+        assert!(c.len() < 500, "{}", c.len());
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_decodes_or_is_refused(text in ".{0,200}") {
+            let _ = Cursor::decode(&text, "Open", "3", 10_000);
+        }
+
+        #[test]
+        fn any_bytes_decode_or_are_refused(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = Cursor::decode(&URL_SAFE_NO_PAD.encode(&bytes), "Open", "3", 10_000);
+        }
+
+        #[test]
+        fn encode_then_decode_is_the_identity(seqs in proptest::collection::vec(any::<u64>(), 0..50)) {
+            let ids: Vec<String> = (0..seqs.len()).map(|i| format!("game-{i}")).collect();
+            let c = Cursor::encode("E", "", ids.iter().map(String::as_str).zip(seqs.iter().copied()));
+            let cur = Cursor::decode(&c, "E", "", 10_000).expect("ours");
+            prop_assert_eq!(cur.resume(ids.iter().map(String::as_str)), seqs);
+        }
+    }
+}
