@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use base64::Engine as _;
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::arbiter_service_client::ArbiterServiceClient;
 use draughts_arbiter::api::pb::game_service_client::GameServiceClient;
@@ -403,7 +404,9 @@ impl Browser {
 
     async fn screenshot(&self) -> Vec<u8> {
         let b64 = self.command("GET", "screenshot", None).await;
-        base64_decode(b64.as_str().expect("base64 text")).expect("base64 PNG")
+        base64::engine::general_purpose::STANDARD
+            .decode(b64.as_str().expect("base64 text"))
+            .expect("base64 PNG")
     }
 }
 
@@ -427,29 +430,6 @@ impl Drop for Browser {
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
-}
-
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for b in text.bytes() {
-        let v = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' | b'\n' | b'\r' => continue,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
 }
 
 // ---------------------------------------------------------------------------
