@@ -190,7 +190,7 @@ mod tests {
             .expect("infallible")
     }
 
-    fn header<'a>(r: &'a Response, name: axum::http::HeaderName) -> &'a str {
+    fn header(r: &Response, name: axum::http::HeaderName) -> &str {
         r.headers()
             .get(name)
             .and_then(|v| v.to_str().ok())

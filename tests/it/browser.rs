@@ -6,8 +6,8 @@
 //! warning and a result): the page shows each start position (pieces counted from the
 //! DOM), a move made through `GameService/SubmitMove` within a second, the running clock
 //! counting down, survives a server restart on the same port and data directory (it
-//! resumes from the stream's cursor: the move after the restart appears, none twice) and
-//! stops when the round has finished. Then a second server with tokens and a broadcast
+//! resumes from the stream's cursor: the move after the restart appears, none twice),
+//! adds the board of a game created meanwhile, and stops when the round has finished. Then a second server with tokens and a broadcast
 //! delay: the public (a viewer token) sees a move only after the delay. A screenshot is
 //! saved to `target/browser/live.png`.
 //!
@@ -460,7 +460,7 @@ return { state: document.body.dataset.connection || '', badge: document.getEleme
          start: document.body.dataset.lastStart || '', resumes: Number(document.body.dataset.resumes || 0) };
 "#;
 
-fn board<'a>(boards: &'a Value, n: u64) -> &'a Value {
+fn board(boards: &Value, n: u64) -> &Value {
     boards
         .as_array()
         .and_then(|a| a.iter().find(|b| b["board"] == json!(n)))
@@ -746,7 +746,38 @@ async fn live_page_follows_the_round_in_chromium() {
     );
     assert_eq!(board(&after, 3)["notes"].as_array().map(Vec::len), Some(1));
 
-    // The screenshot, with two games running and one finished.
+    // A game created in the round while the page follows it gets its board.
+    create(
+        &mut games,
+        None,
+        "b4",
+        EVENT,
+        4,
+        pb::Variant::Brazilian,
+        "60m+30s",
+        ("Silva, Pedro", "Santos, Lucia"),
+    )
+    .await;
+    let (after, took) = browser
+        .wait_for("board 4 added", BOARDS, Duration::from_secs(5), |v| {
+            board(v, 4)["status"] == json!("playing")
+        })
+        .await;
+    eprintln!("board 4 on the page {took:?} after it was created and started");
+    let b4 = board(&after, 4);
+    assert_eq!(
+        (b4["white"].clone(), b4["black"].clone()),
+        (json!(12), json!(12)),
+        "{b4}"
+    );
+    assert!(start_rows_ok(b4, 5, 2), "Brazilian start position: {b4}");
+    let order: Vec<u64> = after
+        .as_array()
+        .map(|a| a.iter().filter_map(|b| b["board"].as_u64()).collect())
+        .unwrap_or_default();
+    assert_eq!(order, [1, 2, 3, 4], "boards in board order");
+
+    // The screenshot, with three games running and one finished.
     sleep(Duration::from_millis(300)).await;
     let png = browser.screenshot().await;
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
@@ -756,7 +787,11 @@ async fn live_page_follows_the_round_in_chromium() {
     eprintln!("screenshot: {} ({} bytes)", shot.display(), png.len());
 
     // 5. The round ends: the stream ends with OK and the page stops following it.
-    for (id, side) in [("r1", pb::Side::White), ("i2", pb::Side::Black)] {
+    for (id, side) in [
+        ("r1", pb::Side::White),
+        ("i2", pb::Side::Black),
+        ("b4", pb::Side::White),
+    ] {
         games
             .resign(pb::ResignRequest {
                 game_id: id.into(),
@@ -773,7 +808,7 @@ async fn live_page_follows_the_round_in_chromium() {
         .await;
     eprintln!("round finished on the page {took:?} after the last resignation: {conn}");
     let boards = browser.eval(BOARDS).await;
-    for n in 1..=3 {
+    for n in 1..=4 {
         assert_eq!(board(&boards, n)["status"], json!("finished"), "board {n}");
     }
     server.stop();
