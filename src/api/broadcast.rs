@@ -28,7 +28,7 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         &self,
         req: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
-        let role = self.role(&req)?;
+        let role = self.broadcast_role(&req)?;
         let r = checked(req)?;
         let handle = self.game(&r.game_id).await?;
         let watch = handle
@@ -43,8 +43,33 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         &self,
         req: Request<pb::WatchEventRequest>,
     ) -> Result<Response<Self::WatchEventStream>, Status> {
-        let role = self.role(&req)?;
+        let role = self.broadcast_role(&req)?;
         let r = checked(req)?;
+        let stream = self.watch_round(role, r).await?;
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn export_pdn(
+        &self,
+        req: Request<pb::ExportPdnRequest>,
+    ) -> Result<Response<pb::ExportPdnResponse>, Status> {
+        let role = self.broadcast_role(&req)?;
+        let r = checked(req)?;
+        let pdn = self.export(&role, &r).await?;
+        Ok(Response::new(pb::ExportPdnResponse { pdn }))
+    }
+}
+
+impl Api {
+    /// A round stream (a checked `WatchEventRequest`) as `role` may see it.
+    ///
+    /// # Errors
+    /// The store failing, a game that cannot load, a watcher limit.
+    pub(crate) async fn watch_round(
+        &self,
+        role: Role,
+        r: pb::WatchEventRequest,
+    ) -> Result<impl Stream<Item = Result<pb::GameEvent, Status>> + Send + use<>, Status> {
         let filter = GameFilter {
             event: Some(r.event.clone()),
             round: (!r.round.is_empty()).then(|| r.round.clone()),
@@ -93,20 +118,20 @@ impl pb::broadcast_service_server::BroadcastService for Api {
             watches,
             created,
         };
-        Ok(Response::new(Box::pin(super::watch::watch_round(
-            self.hub().clone(),
-            round,
-        ))))
+        Ok(super::watch::watch_round(self.hub().clone(), round))
     }
 
-    async fn export_pdn(
+    /// The PDN text of a checked `ExportPdnRequest` as `role` may see it.
+    ///
+    /// # Errors
+    /// Neither a game nor an event given; no such game, event or round; the store failing.
+    pub(crate) async fn export(
         &self,
-        req: Request<pb::ExportPdnRequest>,
-    ) -> Result<Response<pb::ExportPdnResponse>, Status> {
-        let role = self.role(&req)?;
-        let r = checked(req)?;
+        role: &Role,
+        r: &pb::ExportPdnRequest,
+    ) -> Result<String, Status> {
         let ids = if !r.game_id.trim().is_empty() {
-            vec![r.game_id]
+            vec![r.game_id.clone()]
         } else if r.event.trim().is_empty() {
             return Err(Status::invalid_argument(
                 "game_id: required, or event (and round) for every game of an event or round",
@@ -133,18 +158,28 @@ impl pb::broadcast_service_server::BroadcastService for Api {
         };
         let mut records = Vec::new();
         for id in ids {
-            records.extend(self.pdn_records(&role, &id).await?);
+            records.extend(self.pdn_records(role, &id).await?);
         }
-        Ok(Response::new(pb::ExportPdnResponse {
-            pdn: write_games(&records),
-        }))
+        Ok(write_games(&records))
     }
-}
 
-impl Api {
     /// One game's PDN records as `role` may see it: its log up to the last event of the
     /// session the caller is shown (the public sees a delayed game as it was).
     async fn pdn_records(&self, role: &Role, id: &str) -> Result<Vec<PdnGame>, Status> {
+        self.pdn_at(role, id).await.map(|(_, records)| records)
+    }
+
+    /// One game's PDN text as `role` may see it, and the seq of the last event it shows.
+    ///
+    /// # Errors
+    /// No such game, the store failing, a log that does not export.
+    pub(crate) async fn pdn_of(&self, role: &Role, id: &str) -> Result<(u64, String), Status> {
+        self.pdn_at(role, id)
+            .await
+            .map(|(last, records)| (last, write_games(&records)))
+    }
+
+    async fn pdn_at(&self, role: &Role, id: &str) -> Result<(u64, Vec<PdnGame>), Status> {
         let handle = self.game(id).await?;
         let meta = handle.meta().clone();
         let last = handle
@@ -166,9 +201,10 @@ impl Api {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        super::pdn::export_games(&meta, &events).map_err(|e| {
+        let records = super::pdn::export_games(&meta, &events).map_err(|e| {
             tracing::error!(game = id, error = %e, "pdn export failed");
             Status::internal(e.to_string())
-        })
+        })?;
+        Ok((last, records))
     }
 }

@@ -8,9 +8,15 @@
 //!   `TimeControl` (PDN form, read back by [`TimeControl::from_pdn`] to the same
 //!   control; `-` untimed, `?` with a game comment when the tag cannot express the
 //!   control) and `SetUp`/`FEN` when the record does not start from the variant's
-//!   start position.
+//!   start position; `WhiteFmjdId`/`BlackFmjdId` when a player has an FMJD id and
+//!   `WhiteRating`/`BlackRating` when a player has a rating (PDN 3.0's player tags:
+//!   wiegerw/pdn, `doc/pdntags.rst`, "Player related tags"). PDN has no federation tag,
+//!   so a player's federation is not written.
+//! - The result, in the tag and as the termination marker, in the variant's form: see
+//!   [`result_form`].
 //! - Every move with both clocks after it (after its press) in lidraughts' form: see
-//!   [`clock_comment`].
+//!   [`clock_comment`]; [`crate::notation::clock_comment`] reads it back, and PGN's
+//!   `[%clk]` too.
 //! - Every arbiter-level event as a comment at the place in the move list where it
 //!   happened (before the first move: the game comment): draw offers and answers,
 //!   claims and their decisions, irregularities and their rulings, warnings, clock
@@ -36,8 +42,10 @@ use crate::game::{
     Ruling, Session,
 };
 use crate::hub::GameMeta;
+use crate::notation::clock_comment::hms;
 use crate::notation::fen::parse_fen;
-use crate::notation::pdn::{PdnGame, PdnMove, PdnResult, write_games};
+use crate::notation::pdn::{PdnGame, PdnMove, PdnResult, ResultForm, write_games};
+use crate::rules::variant::DrawRules;
 use crate::rules::{Color, Position, Variant};
 
 /// Why a game could not be exported: its log does not replay (the judge broke one of
@@ -91,42 +99,7 @@ pub fn export_games(meta: &GameMeta, events: &[GameEvent]) -> Result<Vec<PdnGame
     Ok(sheet.finish(meta, &session))
 }
 
-/// Both clocks after a move, as lidraughts writes them: `[%clock w0:09:57 B0:09:58]`
-/// after a white move, `[%clock W0:09:57 b0:09:58]` after a black one. White's time
-/// comes first, then Black's, each `H:MM:SS` rounded to the second; the side to move
-/// next (whose clock now runs) is written in capitals, the side that just moved in
-/// lower case. Source: lidraughts, `modules/draughts/src/main/format/pdn/package.scala`,
-/// `Move.clockString` (`turn.fold("w", "W")` ... `turn.fold("B", "b")`, with
-/// `formatPdnSeconds` printing hours, then minutes and seconds in two digits), and the
-/// exported game in `modules/importer/src/test/PdnIOPerfTest.scala`
-/// (`1. 31-26 {[%clock w0:10:00 B0:10:00]} 18-22 {[%clock W0:10:00 b0:10:00]}`);
-/// lidraughts reads it back with `modules/study/src/main/CommentParser.scala`.
-pub fn clock_comment(mover: Color, white_ms: u64, black_ms: u64) -> String {
-    let (w, b) = match mover {
-        Color::White => ('w', 'B'),
-        Color::Black => ('W', 'b'),
-    };
-    format!(
-        "[%clock {w}{} {b}{}]",
-        hms(round_seconds(white_ms)),
-        hms(round_seconds(black_ms))
-    )
-}
-
-/// Milliseconds to whole seconds, half up (lidraughts' `Centis.roundSeconds`).
-fn round_seconds(ms: u64) -> u64 {
-    ms.saturating_add(500) / 1000
-}
-
-/// `H:MM:SS`, hours unpadded and unbounded.
-fn hms(seconds: u64) -> String {
-    format!(
-        "{}:{:02}:{:02}",
-        seconds / 3600,
-        seconds / 60 % 60,
-        seconds % 60
-    )
-}
+pub use crate::notation::clock_comment::clock_comment;
 
 /// A duration in words for annotations: `0:01:30` to the second, or `1500 ms` when it
 /// is not whole seconds.
@@ -300,7 +273,9 @@ impl Sheet {
                 } else {
                     PdnResult::Unknown
                 };
-                g.set_tag("Result", r.as_str());
+                let token = r.token(result_form(self.variant));
+                g.set_tag("Result", token);
+                g.result_text = Some(token.to_owned());
                 if seg.start != variant_start {
                     g.set_tag("SetUp", "1");
                     g.set_tag("FEN", &seg.fen);
@@ -339,6 +314,14 @@ fn tags(meta: &GameMeta, s: &Session) -> Vec<(String, String)> {
     g.set_tag("White", &known(&meta.white.name));
     g.set_tag("Black", &known(&meta.black.name));
     g.set_tag("Result", "*");
+    for (color, p) in [("White", &meta.white), ("Black", &meta.black)] {
+        if !p.fmjd_id.trim().is_empty() {
+            g.set_tag(&format!("{color}FmjdId"), p.fmjd_id.trim());
+        }
+        if p.rating > 0 {
+            g.set_tag(&format!("{color}Rating"), &p.rating.to_string());
+        }
+    }
     if meta.board > 0 {
         g.set_tag("Board", &meta.board.to_string());
     }
@@ -350,6 +333,30 @@ fn tags(meta: &GameMeta, s: &Session) -> Vec<(String, String)> {
         &time_control_tag(s.settings().time_control.as_ref()),
     );
     g.tags
+}
+
+/// How the variant's results are written: FMJD's points (`2-0`, `1-1`, `0-2`) for the
+/// games the judge rules by FMJD's rules (International, Brazilian, antidraughts,
+/// Frisian: the family `game::tx::cite` gives FMJD rule numbers, and the form lidraughts
+/// writes for them, `Color.showResult` with `draughtsResult`, its default), `1-0`,
+/// `1/2-1/2`, `0-1` for every other variant (English, Russian and the rest: lidraughts
+/// writes `2-0` for its Russian games too, but Russian files, such as the reference
+/// `abatsiev.pdn`, and English ones write `1-0`). PDN 3.0 (wiegerw/pdn,
+/// `doc/gametype.rst`) gives the International result type to GameType 20 and the
+/// default one to Brazilian (26) and Frisian (40): for those two the export follows
+/// the judge's rule family and lidraughts rather than that table. Readers take both
+/// forms (ours: [`PdnResult::from_token`]).
+pub fn result_form(v: Variant) -> ResultForm {
+    match v.rules().draws {
+        DrawRules::Fmjd | DrawRules::Antidraughts | DrawRules::Frisian => ResultForm::International,
+        DrawRules::English
+        | DrawRules::Russian
+        | DrawRules::Italian
+        | DrawRules::Pool
+        | DrawRules::Giveaway
+        | DrawRules::Turkish
+        | DrawRules::Corners => ResultForm::Default,
+    }
 }
 
 /// The `Date` tag: `YYYY.MM.DD` (PGN 8.1.1.3), `????.??.??` outside years 0-9999.

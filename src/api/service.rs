@@ -23,6 +23,9 @@ pub struct Api {
     event_delays: Arc<std::collections::BTreeMap<String, u64>>,
     /// How fast one board stream may send.
     board_rate: super::rate::BoardRate,
+    /// Whether a caller without a token may follow broadcasts as the public
+    /// (`[web] public_broadcast`).
+    public_broadcast: bool,
 }
 
 impl Api {
@@ -33,7 +36,17 @@ impl Api {
             tokens,
             event_delays: Arc::default(),
             board_rate: super::rate::BoardRate::default(),
+            public_broadcast: true,
         }
+    }
+
+    /// Whether callers without a token follow broadcasts (BroadcastService, the HTTP PDN
+    /// routes, the live page) as the public, behind each game's delay (the default), or
+    /// are refused with UNAUTHENTICATED like every other service's.
+    #[must_use]
+    pub fn with_public_broadcast(mut self, public: bool) -> Api {
+        self.public_broadcast = public;
+        self
     }
 
     /// The same services, each board stream held to `rate`.
@@ -75,6 +88,30 @@ impl Api {
             .get("authorization")
             .and_then(|v| v.to_str().ok());
         self.tokens.role(header).map_err(auth_status)
+    }
+
+    /// The role of a broadcast caller by its `authorization` header (`Bearer <token>`):
+    /// none is the public when broadcasts are public (an arbiter on an open server); the
+    /// HTTP routes use it as BroadcastService does.
+    ///
+    /// # Errors
+    /// UNAUTHENTICATED for a token the server does not know, or for none when broadcasts
+    /// are not public.
+    pub(crate) fn role_of(&self, authorization: Option<&str>) -> Result<Role, Status> {
+        if authorization.is_none() && self.public_broadcast && !self.tokens.is_open() {
+            return Ok(Role::Viewer);
+        }
+        self.tokens.role(authorization).map_err(auth_status)
+    }
+
+    /// The role of a broadcast request (BroadcastService): without a token, the public
+    /// when broadcasts are public.
+    pub(super) fn broadcast_role<T>(&self, req: &Request<T>) -> Result<Role, Status> {
+        let header = req
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok());
+        self.role_of(header)
     }
 
     pub(super) async fn game(&self, id: &str) -> Result<GameHandle, Status> {

@@ -1,5 +1,6 @@
 //! Notation: squares, moves, FEN and PDN, read and written. Pure, like [`crate::rules`].
 
+pub mod clock_comment;
 pub mod fen;
 pub mod movetext;
 pub mod pdn;

@@ -176,6 +176,39 @@ impl PdnResult {
     }
 }
 
+/// How a game's result is written: PDN 3.0 gives each game type a result type
+/// (wiegerw/pdn, `doc/pdntags.rst`, "Result tag": Default `1-0 0-1 1/2-1/2 0-0 *`,
+/// International `2-0 0-2 1-1 0-0 *`, the points of FMJD scoring).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ResultForm {
+    /// `1-0`, `0-1`, `1/2-1/2`, `0-0`, `*`.
+    Default,
+    /// `2-0`, `0-2`, `1-1`, `0-0`, `*`.
+    International,
+}
+
+impl PdnResult {
+    /// The marker in `form`: `2-0` for [`PdnResult::WhiteWins`] in the
+    /// [`ResultForm::International`] form, `1-0` in the default one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use draughts_arbiter::notation::pdn::{PdnResult, ResultForm};
+    /// assert_eq!(PdnResult::Draw.token(ResultForm::International), "1-1");
+    /// assert_eq!(PdnResult::Draw.token(ResultForm::Default), "1/2-1/2");
+    /// assert_eq!(PdnResult::from_token("0-2"), Some(PdnResult::BlackWins));
+    /// ```
+    pub fn token(self, form: ResultForm) -> &'static str {
+        match (form, self) {
+            (ResultForm::International, PdnResult::WhiteWins) => "2-0",
+            (ResultForm::International, PdnResult::BlackWins) => "0-2",
+            (ResultForm::International, PdnResult::Draw) => "1-1",
+            _ => self.as_str(),
+        }
+    }
+}
+
 impl fmt::Display for PdnResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -1170,8 +1203,10 @@ const LINE_WIDTH: usize = 80;
 /// suffixes and others as `$n`, and the result at the end, as written when
 /// it was read or else in its canonical form. Movetext lines are wrapped at
 /// 80 characters, except where one word is longer or a `;` comment (which
-/// runs to the end of its line) makes the line longer. A game without a result is written without a termination
-/// marker (use [`PdnResult::Unknown`] for `*`).
+/// runs to the end of its line) makes the line longer; a `[%...]` command in a
+/// comment (`[%clock w0:09:57 B0:09:58]`) counts as one word. A game without
+/// a result is written without a termination marker (use [`PdnResult::Unknown`]
+/// for `*`).
 ///
 /// Reading the text back with [`read_games`] gives the same game, up to
 /// positions and the order of tags.
@@ -1273,13 +1308,29 @@ fn comment_atoms(comment: &str, atoms: &mut Vec<Atom>) {
         });
         return;
     }
-    let last = words.len() - 1;
-    for (i, word) in words.iter().enumerate() {
+    // A command such as `[%clock w0:09:57 B0:09:58]` stays on one line: readers that
+    // look for it line by line find it whole.
+    let mut groups: Vec<String> = Vec::new();
+    let mut open = false;
+    for word in words {
+        if open && let Some(g) = groups.last_mut() {
+            g.push(' ');
+            g.push_str(word);
+        } else {
+            groups.push(word.to_owned());
+            open = word.starts_with("[%");
+        }
+        if word.contains(']') {
+            open = false;
+        }
+    }
+    let last = groups.len() - 1;
+    for (i, group) in groups.into_iter().enumerate() {
         let mut text = String::new();
         if i == 0 {
             text.push('{');
         }
-        text.push_str(word);
+        text.push_str(&group);
         if i == last {
             text.push('}');
         }

@@ -74,6 +74,22 @@ pub struct FileConfig {
     /// Per-event defaults, by event name (`[events."Russian Championship 2026"]`).
     #[serde(default)]
     pub events: std::collections::BTreeMap<String, FileEvent>,
+    /// `[web]`: the HTTP side of the API port.
+    pub web: Option<FileWeb>,
+}
+
+/// `[web]`: browsers and relays on the API port.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileWeb {
+    /// The origins whose pages may call the API from a browser (grpc-web and the HTTP
+    /// routes; CORS), e.g. `["https://live.example.org"]`; `["*"]` for any. Empty (the
+    /// default): only pages served by the service itself.
+    #[serde(default)]
+    pub cors_origins: Vec<String>,
+    /// Whether a caller without a token follows broadcasts (BroadcastService, the HTTP PDN
+    /// routes, the live page) as the public, behind each game's delay. Default true.
+    pub public_broadcast: Option<bool>,
 }
 
 /// One `[events."<name>"]` table: defaults for the games of that event.
@@ -262,6 +278,10 @@ pub struct Config {
     pub event_delays: std::collections::BTreeMap<String, u64>,
     /// Resource limits.
     pub limits: Limits,
+    /// The CORS origins allowed (`*`: any; empty: none).
+    pub cors_origins: Vec<String>,
+    /// Whether callers without a token follow broadcasts as the public.
+    pub public_broadcast: bool,
 }
 
 /// The default gRPC address.
@@ -338,6 +358,32 @@ fn resolve_tls(tls: Option<FileTls>) -> Result<Option<TlsConfig>, ConfigError> {
     }
 }
 
+/// `[web] cors_origins`: `*` alone, or origins as a browser sends them
+/// (`scheme://host[:port]`, no path).
+fn resolve_origins(origins: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    if origins.iter().any(|o| o == "*") {
+        if origins.len() > 1 {
+            return Err(ConfigError(
+                "web.cors_origins: \"*\" allows every origin; list it alone".into(),
+            ));
+        }
+        return Ok(origins);
+    }
+    for o in &origins {
+        let (scheme, rest) = o.split_once("://").unwrap_or(("", ""));
+        let valid = matches!(scheme, "http" | "https")
+            && !rest.is_empty()
+            && !rest.contains('/')
+            && o.bytes().all(|b| b.is_ascii_graphic());
+        if !valid {
+            return Err(ConfigError(format!(
+                "web.cors_origins: {o:?} is not an origin (scheme://host[:port], e.g. \"https://live.example.org\")"
+            )));
+        }
+    }
+    Ok(origins)
+}
+
 impl Config {
     /// Layers the file under the command line (flags and environment already merged by
     /// clap) and checks the result.
@@ -367,6 +413,7 @@ impl Config {
                 event_delays.insert(event, ms);
             }
         }
+        let web = file.web.unwrap_or_default();
         let config = Config {
             listen: listen
                 .or(file.listen)
@@ -390,6 +437,8 @@ impl Config {
             tokens: file.tokens,
             event_delays,
             limits: Limits::resolve(file.limits.unwrap_or_default())?,
+            public_broadcast: web.public_broadcast.unwrap_or(true),
+            cors_origins: resolve_origins(web.cors_origins)?,
         };
         if config.tokens.is_empty() && !config.listen.ip().is_loopback() && !config.insecure {
             return Err(ConfigError(format!(
@@ -449,6 +498,36 @@ mod tests {
         .expect("flags win");
         assert_eq!(c.listen.port(), 7000);
         assert_eq!(c.data_dir, None);
+    }
+
+    /// `[web] cors_origins`: `*` alone or real origins.
+    #[test]
+    fn cors_origins_are_origins() {
+        let resolve = |text: &str| {
+            let file: FileConfig = toml::from_str(text).expect("toml");
+            Config::resolve(file, None, None, true, None, None, false)
+        };
+        let c = resolve(
+            "[web]\ncors_origins = [\"https://live.example.org\", \"http://127.0.0.1:8080\"]",
+        )
+        .expect("valid");
+        assert_eq!(c.cors_origins.len(), 2);
+        assert!(resolve("").expect("none").cors_origins.is_empty());
+        assert_eq!(
+            resolve("[web]\ncors_origins = [\"*\"]")
+                .expect("any")
+                .cors_origins,
+            ["*"]
+        );
+        for bad in [
+            "\"*\", \"https://a.org\"",
+            "\"live.example.org\"",
+            "\"https://a.org/page\"",
+            "\"ftp://a.org\"",
+        ] {
+            let e = resolve(&format!("[web]\ncors_origins = [{bad}]")).expect_err(bad);
+            assert!(e.0.starts_with("web.cors_origins: "), "{}", e.0);
+        }
     }
 
     /// `[events."<name>"] broadcast_delay_ms`: each event's default, at most 24 hours.

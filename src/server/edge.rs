@@ -76,7 +76,13 @@ where
             req.extensions_mut().insert(c.tcp.clone());
             c.state.open_stream()
         });
-        let max = self.max_message;
+        // grpc-web-text bodies are base64: their framing is not the prefix's (tonic's own
+        // size check, behind the translation, still applies to them).
+        let text = req
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc-web-text"));
+        let max = if text { usize::MAX } else { self.max_message };
         let req = req.map(|body| Body::new(Incoming::new(body, max)));
         // The clone that was made ready serves this call (tower's usual swap).
         let clone = self.inner.clone();

@@ -20,6 +20,7 @@ use crate::api::{Api, BoardRate, pb};
 use crate::hub::metrics::Metrics;
 use crate::hub::{Hub, HubConfig};
 use crate::store::{EventStore, MemoryStore, SqliteOptions, SqliteStore};
+use crate::web;
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug)]
@@ -254,17 +255,18 @@ async fn serve_grpc(
     let limits = config.limits;
     let api = Api::new(hub.clone(), tokens)
         .with_event_delays(config.event_delays.clone())
+        .with_public_broadcast(config.public_broadcast)
         .with_board_rate(BoardRate {
             per_s: limits.board_messages_per_s,
             burst: limits.board_burst,
         });
     tracing::info!(addr = ?listener.local_addr().ok(), tls = tls.is_some(), "serving");
     let mut builder = tonic::transport::Server::builder()
+        // grpc-web from browsers and the HTTP routes (src/web) come over HTTP/1.1 too.
+        .accept_http1(true)
         .http2_keepalive_interval(limits.keepalive_interval)
         .http2_keepalive_timeout(Some(limits.keepalive_timeout))
-        .max_concurrent_streams(limits.max_streams_per_connection)
-        // HTTP/1.1 for browsers: the live board page and its grpc-web calls.
-        .accept_http1(true);
+        .max_concurrent_streams(limits.max_streams_per_connection);
     if let Some(tls) = tls {
         builder = match builder.tls_config(tls) {
             Ok(b) => b,
@@ -286,7 +288,40 @@ async fn serve_grpc(
         max: limits.max_connections,
         idle: limits.idle_timeout,
     });
+    let routes = tonic::service::Routes::builder()
+        .add_service(web(health_service))
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        // tonic's own size check stays behind the edge's (same limit) as a second wall.
+        .add_service(web(pb::rules_service_server::RulesServiceServer::new(
+            api.clone(),
+        )
+        .max_decoding_message_size(max)))
+        .add_service(web(pb::game_service_server::GameServiceServer::new(
+            api.clone(),
+        )
+        .max_decoding_message_size(max)))
+        .add_service(web(pb::board_service_server::BoardServiceServer::new(
+            api.clone(),
+        )
+        .max_decoding_message_size(max)))
+        .add_service(web(pb::arbiter_service_server::ArbiterServiceServer::new(
+            api.clone(),
+        )
+        .max_decoding_message_size(max)))
+        .add_service(web(
+            pb::broadcast_service_server::BroadcastServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+        ))
+        .clone()
+        .routes();
+    // The HTTP routes beside the services; anything else still answers gRPC's
+    // UNIMPLEMENTED.
+    let routes = tonic::service::Routes::from(routes.into_axum_router().merge(web::routes(api)));
+    // Outermost first: CORS answers a browser's preflight; the refusals are counted;
+    // the edge checks sizes (grpc-web's binary framing is gRPC's).
     let served = builder
+        .layer(tower::util::option_layer(cors(&config.cors_origins)))
         .layer(tower::util::MapResponseLayer::new(
             move |response: http::Response<tonic::body::Body>| {
                 count_refusal(&metrics, &response);
@@ -294,34 +329,7 @@ async fn serve_grpc(
             },
         ))
         .layer(EdgeLayer { max_message: max })
-        .add_routes(crate::web::routes().into())
-        .add_service(health_service)
-        .add_service(reflection_v1)
-        .add_service(reflection_v1alpha)
-        // tonic's own size check stays behind the edge's (same limit) as a second wall.
-        .add_service(
-            pb::rules_service_server::RulesServiceServer::new(api.clone())
-                .max_decoding_message_size(max),
-        )
-        .add_service(
-            pb::game_service_server::GameServiceServer::new(api.clone())
-                .max_decoding_message_size(max),
-        )
-        .add_service(
-            pb::board_service_server::BoardServiceServer::new(api.clone())
-                .max_decoding_message_size(max),
-        )
-        .add_service(
-            pb::arbiter_service_server::ArbiterServiceServer::new(api.clone())
-                .max_decoding_message_size(max),
-        )
-        // grpc-web (the live board page) as well as gRPC; tonic-web answers 400 to any
-        // other HTTP/1.1 request, so it wraps this service only, not the page's routes.
-        .add_service(tower::Layer::layer(
-            &tonic_web::GrpcWebLayer::new(),
-            pb::broadcast_service_server::BroadcastServiceServer::new(api)
-                .max_decoding_message_size(max),
-        ))
+        .add_routes(routes)
         .serve_with_incoming_shutdown(conn::incoming(listener, conns), shutdown)
         .await
         .map_err(|e| ServeError(format!("transport: {e}")));
@@ -333,6 +341,58 @@ async fn serve_grpc(
     }
     tracing::info!("stopped");
     served
+}
+
+/// grpc-web around a service: a browser's call (HTTP/1.1 or HTTP/2) becomes gRPC for
+/// it. Each service is wrapped, not the server: tonic-web answers anything that is not
+/// gRPC with 400, and the HTTP routes (src/web) are not gRPC.
+fn web<S>(svc: S) -> tonic_web::GrpcWebService<S> {
+    tower::Layer::layer(&tonic_web::GrpcWebLayer::new(), svc)
+}
+
+/// CORS for pages on the origins of `[web] cors_origins` (none: no CORS layer; the
+/// service's own pages are same-origin): grpc-web's headers allowed in, its status
+/// headers exposed.
+fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        // Checked by the config: printable ASCII.
+        AllowOrigin::list(
+            origins
+                .iter()
+                .filter_map(|o| http::HeaderValue::from_str(o).ok()),
+        )
+    };
+    let names = |list: &[&'static str]| {
+        list.iter()
+            .map(|n| http::HeaderName::from_static(n))
+            .collect::<Vec<_>>()
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([http::Method::GET, http::Method::POST, http::Method::OPTIONS])
+            .allow_headers(names(&[
+                "authorization",
+                "content-type",
+                "x-grpc-web",
+                "x-user-agent",
+                "grpc-timeout",
+                "connect-protocol-version",
+                "connect-timeout-ms",
+            ]))
+            .expose_headers(names(&[
+                "grpc-status",
+                "grpc-message",
+                "grpc-status-details-bin",
+            ]))
+            .max_age(std::time::Duration::from_secs(24 * 3600)),
+    )
 }
 
 /// Server reflection in both protocol versions: `grpc.reflection.v1` (grpcurl 1.9+, buf

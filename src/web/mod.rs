@@ -1,8 +1,78 @@
-//! The HTTP side of the API port, beside the gRPC services: the live board page.
+//! HTTP on the API port, beside gRPC: what relay tools and browsers use.
+//!
+//! - `GET /pdn/<event>`, `GET /pdn/<event>/<round>`: the PDN of every game, as
+//!   `ExportPdn` gives it to the caller (`authorization: Bearer <token>` as on gRPC;
+//!   without one the public view, behind each game's broadcast delay).
+//! - `GET /pdn/<event>/<round>/stream`: every game's PDN, then a game's whole PDN again
+//!   each time it changes, until every game of the round has finished (as Lichess's
+//!   broadcast round stream does), so a relay can follow a round without gRPC.
+//! - `GET /live/<event>`, `GET /live/<event>/<round>`: the live board page (`live`), and
+//!   its assets under `/assets/live/`.
+//!
+//! The gRPC services answer grpc-web as well (tonic-web, HTTP/1.1 accepted); CORS is
+//! off unless `[web] cors_origins` lists the origins allowed (see `server::run`).
 
-pub mod live;
+mod live;
+mod pdn;
 
-/// The HTTP routes served on the API port next to the gRPC services.
-pub(crate) fn routes() -> axum::Router {
-    axum::Router::new().merge(live::routes())
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use tonic::Code;
+
+use crate::api::Api;
+
+/// The HTTP routes, over the same services as gRPC.
+pub fn routes(api: Api) -> axum::Router {
+    axum::Router::new()
+        .route("/pdn/{event}", axum::routing::get(pdn::event))
+        .route("/pdn/{event}/{round}", axum::routing::get(pdn::round))
+        .route(
+            "/pdn/{event}/{round}/stream",
+            axum::routing::get(pdn::stream),
+        )
+        .with_state(api)
+        .merge(live::routes())
 }
+
+/// The `authorization` header as the token table reads it.
+fn authorization(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+}
+
+/// A gRPC refusal as an HTTP answer: the code's HTTP counterpart (as grpc-gateway maps
+/// them) and the status message as the plain-text body.
+fn refusal(status: &tonic::Status) -> Response {
+    let code = match status.code() {
+        Code::InvalidArgument | Code::OutOfRange => StatusCode::BAD_REQUEST,
+        Code::NotFound => StatusCode::NOT_FOUND,
+        Code::Unauthenticated => StatusCode::UNAUTHORIZED,
+        Code::PermissionDenied => StatusCode::FORBIDDEN,
+        Code::AlreadyExists | Code::Aborted | Code::FailedPrecondition => StatusCode::CONFLICT,
+        Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
+        Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        Code::Unimplemented => StatusCode::NOT_IMPLEMENTED,
+        Code::DeadlineExceeded => StatusCode::GATEWAY_TIMEOUT,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    let mut response = (
+        code,
+        [(header::CONTENT_TYPE, TEXT)],
+        format!(
+            "{}: {}\n",
+            crate::api::code_name(status.code()),
+            status.message()
+        ),
+    )
+        .into_response();
+    if code == StatusCode::UNAUTHORIZED {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+/// PDN goes out as UTF-8 text.
+const TEXT: &str = "text/plain; charset=utf-8";

@@ -32,9 +32,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "server",
+        "web",
         &[
             "api", "hub", "store", "game", "clock", "notation", "rules", "history",
+        ],
+    ),
+    (
+        "server",
+        &[
+            "web", "api", "hub", "store", "game", "clock", "notation", "rules", "history",
         ],
     ),
 ];

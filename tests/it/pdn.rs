@@ -904,6 +904,37 @@ fn writer_numbers_comments_variations_nags_and_wraps() {
     assert_round_trip(&game);
 }
 
+/// A `[%clock ...]` command is never split across lines, wherever the line ends;
+/// an unclosed `[%` runs to the end of its comment; the text reads back the same.
+#[test]
+fn writer_keeps_clock_commands_on_one_line() {
+    for pad in 60..80 {
+        let mut m = PdnMove::new("32-28");
+        m.comments = vec![
+            "x".repeat(pad),
+            "[%clock w0:09:57 B0:09:58] note".into(),
+            "[%eval 0.3] [%clk  0:09:57]".into(),
+        ];
+        let game = PdnGame {
+            moves: vec![m],
+            result: Some(PdnResult::Unknown),
+            ..PdnGame::default()
+        };
+        let text = write_game(&game);
+        assert!(text.contains("{[%clock w0:09:57 B0:09:58] note}"), "{text}");
+        assert!(text.contains("[%clk 0:09:57]}"), "{text}");
+        let back = one(&text);
+        assert_eq!(back.moves[0].comments[1], "[%clock w0:09:57 B0:09:58] note");
+    }
+    let mut m = PdnMove::new("32-28");
+    m.comments = vec!["[%clock w0:09:57 and so on".into()];
+    let game = PdnGame {
+        moves: vec![m],
+        ..PdnGame::default()
+    };
+    assert_round_trip(&game);
+}
+
 #[test]
 fn writer_uses_the_canonical_result_when_the_text_disagrees() {
     let game = PdnGame {

@@ -69,7 +69,11 @@ impl Proto {
     fn base(&self, name: &str) -> Vec<u8> {
         let mut out = Vec::new();
         for f in &self.messages[name].field {
-            if f.r#type() == Type::String && f.label() != Label::Repeated {
+            if f.name() == "from_cursor" {
+                // A cursor is made by the server: one of a stream of event and round "g1".
+                let cursor = crate::api::cursor::Cursor::encode("g1", "g1", std::iter::empty());
+                len_field(f.number(), cursor.as_bytes(), &mut out);
+            } else if f.r#type() == Type::String && f.label() != Label::Repeated {
                 len_field(f.number(), b"g1", &mut out);
             }
         }

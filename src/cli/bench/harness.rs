@@ -50,6 +50,8 @@ impl Running {
                 max_watchers: usize::MAX,
                 ..Limits::default()
             },
+            cors_origins: Vec::new(),
+            public_broadcast: true,
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {

@@ -6,6 +6,7 @@
 // Each test module uses part of this one.
 #![allow(dead_code)]
 
+pub mod http;
 pub mod pdn;
 pub mod server;
 
