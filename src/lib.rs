@@ -10,7 +10,7 @@
 //! - [`store`]: the durable event log (SQLite with group commit, or in memory);
 //! - [`hub`]: the live games, one owner per game, their watchers and timers;
 //! - [`api`]: the gRPC contract (generated protobuf types);
-//! - [`web`]: the HTTP side of the API port (the live board page).
+//! - [`web`]: HTTP beside gRPC on the API port (PDN for relays, the live board page).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -7,8 +7,9 @@
 //! DOM), a move made through `GameService/SubmitMove` within a second, the running clock
 //! counting down, survives a server restart on the same port and data directory (it
 //! resumes from the stream's cursor: the move after the restart appears, none twice),
-//! adds the board of a game created meanwhile, and stops when the round has finished. Then a second server with tokens and a broadcast
-//! delay: the public (a viewer token) sees a move only after the delay. A screenshot is
+//! adds the board of a game created meanwhile, and stops when the round has finished.
+//! Then a second server with tokens and a broadcast delay: the public (no token) sees a
+//! move only after the delay, an arbiter's token (`?token=`) at once. A screenshot is
 //! saved to `target/browser/live.png`.
 //!
 //! Skipped, saying so, when `/usr/bin/chromium` or `/usr/bin/chromedriver` is missing
@@ -826,7 +827,6 @@ async fn live_page_follows_the_round_in_chromium() {
         &config,
         format!(
             "[[tokens]]\ntoken = \"arb\"\nrole = \"arbiter\"\n\
-             [[tokens]]\ntoken = \"view\"\nrole = \"viewer\"\n\
              [events.\"{DELAYED_EVENT}\"]\nbroadcast_delay_ms = {DELAY_MS}\n"
         ),
     )
@@ -847,9 +847,7 @@ async fn live_page_follows_the_round_in_chromium() {
     )
     .await;
     browser
-        .open(&format!(
-            "http://127.0.0.1:{port}/live/Delayed%20Cup/1?token=view"
-        ))
+        .open(&format!("http://127.0.0.1:{port}/live/Delayed%20Cup/1"))
         .await;
     // The game itself reaches the public only after the delay.
     let (_, took) = browser
@@ -880,6 +878,31 @@ async fn live_page_follows_the_round_in_chromium() {
     assert!(
         clock > 598_000 && clock <= 600_000,
         "the delayed clock counts from the move it shows: {clock}"
+    );
+    // An arbiter's token (`?token=`) sees the game live.
+    browser
+        .open(&format!(
+            "http://127.0.0.1:{port}/live/Delayed%20Cup/1?token=arb"
+        ))
+        .await;
+    browser
+        .wait_for("the arbiter's page", BOARDS, Duration::from_secs(5), |v| {
+            moves_of(board(v, 1)).len() == 1
+        })
+        .await;
+    play(&mut games, Some("arb"), "d1", "f6-g5").await;
+    let (_, took) = browser
+        .wait_for(
+            "the arbiter's live move",
+            BOARDS,
+            Duration::from_secs(5),
+            |v| moves_of(board(v, 1)).len() == 2,
+        )
+        .await;
+    eprintln!("with the arbiter's token the move shows {took:?} after SubmitMove returned");
+    assert!(
+        took < Duration::from_secs(1),
+        "the arbiter's page took {took:?}"
     );
     server.stop();
 }
