@@ -9,7 +9,8 @@
 //! - [`game`]: the arbiter session, one deterministic judge per game.
 //! - [`store`]: the durable event log (SQLite with group commit, or in memory);
 //! - [`hub`]: the live games, one owner per game, their watchers and timers;
-//! - [`api`]: the gRPC contract (generated protobuf types).
+//! - [`api`]: the gRPC contract (generated protobuf types);
+//! - [`web`]: HTTP beside gRPC on the API port (PDN for relays, the live board page).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -6,10 +6,13 @@
 //! - `GET /pdn/<event>/<round>/stream`: every game's PDN, then a game's whole PDN again
 //!   each time it changes, until every game of the round has finished (as Lichess's
 //!   broadcast round stream does), so a relay can follow a round without gRPC.
+//! - `GET /live/<event>`, `GET /live/<event>/<round>`: the live board page (`live`), and
+//!   its assets under `/assets/live/`.
 //!
 //! The gRPC services answer grpc-web as well (tonic-web, HTTP/1.1 accepted); CORS is
 //! off unless `[web] cors_origins` lists the origins allowed (see `server::run`).
 
+mod live;
 mod pdn;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -28,6 +31,7 @@ pub fn routes(api: Api) -> axum::Router {
             axum::routing::get(pdn::stream),
         )
         .with_state(api)
+        .merge(live::routes())
 }
 
 /// The `authorization` header as the token table reads it.

@@ -1,0 +1,255 @@
+//! The live board page: `GET /live/{event}` and `GET /live/{event}/{round}` on the API
+//! port, for broadcast displays and the public.
+//!
+//! The page is static: one HTML file, its stylesheet and script, a vendored bundle of
+//! protobuf-es and connect-es (`src/web/live/vendor/README.md` says which versions and how
+//! it was built) and the API's encoded `FileDescriptorSet`, all embedded in the binary.
+//! The script reads the event and round from its own path, decodes the API from the
+//! descriptor set (no generated JavaScript) and follows the round over grpc-web:
+//! `BroadcastService/WatchEvent` from `from_seq` 0, then from the last message's `cursor`
+//! after a drop. Everything the page shows comes from that stream, so the server's rules
+//! for the caller hold: the public sees each game `broadcast_delay_ms` late.
+//!
+//! The path's segments are percent-decoded here only to refuse what the script could not
+//! decode either (bad percent-encoding or UTF-8: 400); the HTML is the same for every
+//! event and round.
+
+use std::sync::LazyLock;
+
+use axum::Router;
+use axum::extract::Path;
+use axum::extract::rejection::PathRejection;
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, ETAG, IF_NONE_MATCH, REFERRER_POLICY,
+    X_CONTENT_TYPE_OPTIONS,
+};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::api::pb::FILE_DESCRIPTOR_SET;
+
+/// Scripts, styles, fonts, images and connections from this origin only; nothing inline,
+/// no plugins, no framing, no forms. The page's gRPC calls go to the same origin.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+     connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// The prefix of the page's assets.
+pub(crate) const ASSETS: &str = "/assets/live";
+
+/// One embedded file.
+struct Asset {
+    name: &'static str,
+    content_type: &'static str,
+    body: &'static [u8],
+}
+
+const PAGE: Asset = Asset {
+    name: "live.html",
+    content_type: "text/html; charset=utf-8",
+    body: include_bytes!("live/live.html"),
+};
+
+/// The files under [`ASSETS`], by the name in their URL.
+const FILES: [Asset; 4] = [
+    Asset {
+        name: "live.css",
+        content_type: "text/css; charset=utf-8",
+        body: include_bytes!("live/live.css"),
+    },
+    Asset {
+        name: "live.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("live/live.js"),
+    },
+    Asset {
+        name: "connect-protobuf.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("live/vendor/connect-protobuf.js"),
+    },
+    Asset {
+        // The API's encoded FileDescriptorSet (google.protobuf.FileDescriptorSet, binary),
+        // the same bytes server reflection serves.
+        name: "arbiter.binpb",
+        content_type: "application/octet-stream",
+        body: FILE_DESCRIPTOR_SET,
+    },
+];
+
+/// An entity tag per file (FNV-1a of its bytes), so a browser revalidates with one small
+/// request and a new build's files are never served stale from its cache.
+static TAGS: LazyLock<Vec<HeaderValue>> = LazyLock::new(|| {
+    std::iter::once(&PAGE)
+        .chain(FILES.iter())
+        .map(|a| {
+            let hash = a.body.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+            HeaderValue::from_str(&format!("\"{hash:016x}\"")).expect("hex is a valid header")
+        })
+        .collect()
+});
+
+/// The page's routes, to be merged into the API port's router.
+pub(crate) fn routes() -> Router {
+    Router::new()
+        .route("/live/{event}", get(page_of_event))
+        .route("/live/{event}/{round}", get(page_of_round))
+        .route(&format!("{ASSETS}/{{file}}"), get(asset))
+}
+
+async fn page_of_event(path: Result<Path<String>, PathRejection>, headers: HeaderMap) -> Response {
+    match path {
+        Ok(_) => serve(&PAGE, 0, &headers),
+        Err(e) => bad_path(&e),
+    }
+}
+
+async fn page_of_round(
+    path: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+) -> Response {
+    match path {
+        Ok(_) => serve(&PAGE, 0, &headers),
+        Err(e) => bad_path(&e),
+    }
+}
+
+async fn asset(path: Result<Path<String>, PathRejection>, headers: HeaderMap) -> Response {
+    let name = match path {
+        Ok(Path(name)) => name,
+        Err(e) => return bad_path(&e),
+    };
+    match FILES.iter().position(|a| a.name == name) {
+        Some(i) => serve(&FILES[i], i + 1, &headers),
+        None => (
+            StatusCode::NOT_FOUND,
+            [(CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "no such asset\n",
+        )
+            .into_response(),
+    }
+}
+
+/// A path whose segments do not decode (bad percent-encoding, not UTF-8).
+fn bad_path(e: &PathRejection) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        [(CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("bad path: {}\n", e.body_text()),
+    )
+        .into_response()
+}
+
+fn serve(asset: &Asset, index: usize, request: &HeaderMap) -> Response {
+    let tag = &TAGS[index];
+    let fresh = request
+        .get_all(IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| t.trim() == tag.to_str().unwrap_or_default() || t.trim() == "*");
+    let mut response = if fresh {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        (
+            [(CONTENT_TYPE, HeaderValue::from_static(asset.content_type))],
+            asset.body,
+        )
+            .into_response()
+    };
+    let headers = response.headers_mut();
+    headers.insert(ETAG, tag.clone());
+    // Revalidated on every load (a 304 when unchanged): the files are small and a new
+    // server version must not meet an old script.
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if asset.name == PAGE.name {
+        headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+        // `?token=` must not leak to other sites through the Referer header.
+        headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+
+    async fn get_path(path: &str, etag: Option<&str>) -> Response {
+        let mut request = Request::get(path);
+        if let Some(tag) = etag {
+            request = request.header(IF_NONE_MATCH, tag);
+        }
+        routes()
+            .oneshot(request.body(Body::empty()).expect("request"))
+            .await
+            .expect("infallible")
+    }
+
+    fn header(r: &Response, name: axum::http::HeaderName) -> &str {
+        r.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+
+    #[tokio::test]
+    async fn page_for_event_and_round_with_its_policy() {
+        for path in [
+            "/live/Open",
+            "/live/Open%202026/3.2",
+            "/live/%D0%A7%D0%B5%D0%BC%D0%BF",
+        ] {
+            let r = get_path(path, None).await;
+            assert_eq!(r.status(), StatusCode::OK, "{path}");
+            assert_eq!(header(&r, CONTENT_TYPE), "text/html; charset=utf-8");
+            assert!(header(&r, CONTENT_SECURITY_POLICY).contains("script-src 'self'"));
+            assert!(!header(&r, CONTENT_SECURITY_POLICY).contains("unsafe"));
+            assert_eq!(header(&r, REFERRER_POLICY), "no-referrer");
+        }
+    }
+
+    #[tokio::test]
+    async fn undecodable_segments_are_400() {
+        for path in ["/live/%FF", "/live/Open/%C3%28", "/assets/live/%FE"] {
+            let r = get_path(path, None).await;
+            assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{path}");
+        }
+    }
+
+    #[tokio::test]
+    async fn assets_with_their_types_and_revalidation() {
+        for (name, ty) in [
+            ("live.js", "text/javascript; charset=utf-8"),
+            ("connect-protobuf.js", "text/javascript; charset=utf-8"),
+            ("live.css", "text/css; charset=utf-8"),
+            ("arbiter.binpb", "application/octet-stream"),
+        ] {
+            let r = get_path(&format!("/assets/live/{name}"), None).await;
+            assert_eq!(r.status(), StatusCode::OK, "{name}");
+            assert_eq!(header(&r, CONTENT_TYPE), ty, "{name}");
+            assert_eq!(header(&r, CACHE_CONTROL), "no-cache");
+            let tag = header(&r, ETAG).to_string();
+            assert!(tag.starts_with('"') && tag.len() == 18, "{tag}");
+            let again = get_path(&format!("/assets/live/{name}"), Some(&tag)).await;
+            assert_eq!(again.status(), StatusCode::NOT_MODIFIED, "{name}");
+        }
+        assert_eq!(
+            get_path("/assets/live/nope.js", None).await.status(),
+            StatusCode::NOT_FOUND
+        );
+    }
+
+    #[tokio::test]
+    async fn descriptor_set_is_the_apis() {
+        let r = get_path("/assets/live/arbiter.binpb", None).await;
+        let body = axum::body::to_bytes(r.into_body(), usize::MAX)
+            .await
+            .expect("body");
+        assert_eq!(&body[..], FILE_DESCRIPTOR_SET);
+    }
+}
