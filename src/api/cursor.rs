@@ -54,15 +54,34 @@ impl Cursor {
         round: &str,
         games: impl ExactSizeIterator<Item = (&'a str, u64)>,
     ) -> String {
+        Cursor::encode_hashed(
+            stream_hash(event, round),
+            games.map(|(id, seq)| (id_hash(id), seq)),
+        )
+    }
+
+    /// [`Cursor::encode`] from the hashes ([`Cursor::stream_hash`], [`Cursor::id_hash`]),
+    /// which a stream computes once rather than at every message.
+    pub fn encode_hashed(stream: u32, games: impl ExactSizeIterator<Item = (u16, u64)>) -> String {
         let mut bytes = Vec::with_capacity(8 + games.len() * 4);
         bytes.push(VERSION);
-        bytes.extend_from_slice(&stream_hash(event, round).to_le_bytes());
+        bytes.extend_from_slice(&stream.to_le_bytes());
         varint(&mut bytes, games.len() as u64);
-        for (id, seq) in games {
-            bytes.extend_from_slice(&id_hash(id).to_le_bytes());
+        for (h, seq) in games {
+            bytes.extend_from_slice(&h.to_le_bytes());
             varint(&mut bytes, seq);
         }
         URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// The hash of a stream's event and round in its cursors.
+    pub fn stream_hash(event: &str, round: &str) -> u32 {
+        stream_hash(event, round)
+    }
+
+    /// The hash of a game id in cursors.
+    pub fn id_hash(id: &str) -> u16 {
+        id_hash(id)
     }
 
     /// Reads a cursor made for a stream of `event` / `round`, of at most `max_games`
