@@ -23,6 +23,7 @@ mod error;
 mod games;
 pub mod pb;
 pub mod pdn;
+mod pdn_cache;
 mod rate;
 mod rules;
 pub mod service;

@@ -27,7 +27,7 @@ pub struct Api {
     /// (`[web] public_broadcast`).
     public_broadcast: bool,
     /// Each game's latest PDN export, shared by the HTTP relays.
-    pdn_cache: Arc<super::broadcast::PdnCache>,
+    pdn_cache: Arc<super::pdn_cache::PdnCache>,
 }
 
 impl Api {
@@ -43,7 +43,7 @@ impl Api {
         }
     }
 
-    pub(super) fn pdn_cache(&self) -> &super::broadcast::PdnCache {
+    pub(super) fn pdn_cache(&self) -> &super::pdn_cache::PdnCache {
         &self.pdn_cache
     }
 
