@@ -40,6 +40,10 @@ const NOT_COVERED: &[(&str, &str)] = &[
         "sent only to a watcher that falls behind, never in a log (tests/it/hub.rs); its game is GetGame's",
     ),
     (
+        "GameEvent.cursor",
+        "set only on WatchEvent streams, never in a log or a command's reply; tests/it/round_stream.rs checks it on every message and resumes with it",
+    ),
+    (
         "GameEvent.board_flooded",
         "recorded only when a board stream exceeds its rate; tests/it/limits.rs floods one and checks the event",
     ),

@@ -10,9 +10,11 @@
 //! clocks as GetGame has them (to the second) with the right clock marked running, and
 //! the tags.
 
+use crate::common::server::TestServer;
+
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+
+use std::time::Instant;
 
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::arbiter_service_client::ArbiterServiceClient;
@@ -25,52 +27,6 @@ use draughts_arbiter::notation::pdn::{
 use draughts_arbiter::notation::replay::{Replay, ReplayNote, replay_record, start_position};
 use draughts_arbiter::notation::{write_fen, write_move_full};
 use draughts_arbiter::rules::{Color, Game, Variant};
-use draughts_arbiter::server::config::{Config, FileConfig};
-use draughts_arbiter::server::run::run;
-use draughts_arbiter::store::MemoryStore;
-use tonic::transport::{Channel, Endpoint};
-
-struct Server {
-    channel: Channel,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-/// An open server (no tokens: every caller may act as arbiter) on loopback, memory store.
-async fn start() -> Server {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let config = Config::resolve(
-        FileConfig::default(),
-        Some(addr),
-        None,
-        true,
-        None,
-        None,
-        false,
-    )
-    .expect("config");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        run(&config, Arc::new(MemoryStore::new()), listener, async {
-            let _ = stopped.await;
-        })
-        .await
-        .expect("server runs");
-    });
-    let endpoint = Endpoint::from_shared(format!("http://{addr}")).expect("url");
-    for _ in 0..100 {
-        if let Ok(channel) = endpoint.connect().await {
-            return Server {
-                channel,
-                _stop: stop,
-            };
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("server did not come up");
-}
 
 fn pb_side(c: Color) -> i32 {
     match c {
@@ -184,7 +140,7 @@ struct Totals {
 
 /// Plays one recorded game through the service, exports it and checks the export.
 async fn relay(
-    s: &Server,
+    s: &TestServer,
     file: &File,
     n: usize,
     game: &PdnGame,
@@ -435,7 +391,7 @@ async fn relay(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_reference_game_exports_and_reads_back_to_the_same_game() {
     let began = Instant::now();
-    let s = start().await;
+    let s = TestServer::start_memory("").await;
     let mut names: Vec<String> = std::fs::read_dir(reference_dir())
         .expect("the shared reference games")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
@@ -522,7 +478,7 @@ async fn every_reference_game_exports_and_reads_back_to_the_same_game() {
 /// is written in FMJD's points, an English one in the default form.
 #[tokio::test]
 async fn player_ids_ratings_and_result_forms() {
-    let s = start().await;
+    let s = TestServer::start_memory("").await;
     let mut games = GameServiceClient::new(s.channel.clone());
     for (id, v, first, resigns, token) in [
         (

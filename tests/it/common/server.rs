@@ -1,6 +1,6 @@
-//! A real server on 127.0.0.1:0 over a SQLite log in a temporary folder, open mode (every
-//! caller an arbiter) unless a config file's text is given, for the tests that call it
-//! from outside over gRPC and HTTP.
+//! A real server on 127.0.0.1:0 over a SQLite log in a temporary folder (or a memory
+//! store), open mode (every caller an arbiter) unless a config file's text is given, for
+//! the tests that call it from outside over gRPC and HTTP.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use draughts_arbiter::server::config::{Config, FileConfig};
 use draughts_arbiter::server::run::run;
-use draughts_arbiter::store::{EventStore, SqliteStore};
+use draughts_arbiter::store::{EventStore, MemoryStore, SqliteStore};
 use tonic::transport::{Channel, Endpoint};
 
 /// A running server; [`TestServer::stop`] stops it and waits.
@@ -32,9 +32,28 @@ impl TestServer {
         s
     }
 
+    /// A server over an in-memory store (no fsync: for tests that play thousands of
+    /// moves), with the config file `toml`.
+    pub async fn start_memory(toml: &str) -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = dir.path().to_path_buf();
+        let mut s = TestServer::start_on(Arc::new(MemoryStore::new()), &data, toml, None).await;
+        s.dir = Some(dir);
+        s
+    }
+
     /// A server over the log in `data`, listening on `addr` (else a free port).
     pub async fn start_in(data: &Path, toml: &str, addr: Option<SocketAddr>) -> TestServer {
         let store = Arc::new(SqliteStore::open(data.join("arbiter.sqlite")).expect("store"));
+        TestServer::start_on(store, data, toml, addr).await
+    }
+
+    async fn start_on(
+        store: Arc<dyn EventStore>,
+        data: &Path,
+        toml: &str,
+        addr: Option<SocketAddr>,
+    ) -> TestServer {
         let listener = tokio::net::TcpListener::bind(addr.unwrap_or(([127, 0, 0, 1], 0).into()))
             .await
             .expect("bind");
@@ -43,9 +62,8 @@ impl TestServer {
         let config =
             Config::resolve(file, Some(addr), None, true, None, None, false).expect("config");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let serving: Arc<dyn EventStore> = store;
         let done = tokio::spawn(async move {
-            run(&config, serving, listener, async {
+            run(&config, store, listener, async {
                 let _ = stopped.await;
             })
             .await
