@@ -12,7 +12,7 @@ use super::error::status;
 use super::pb;
 use super::service::{Api, audience};
 use super::validate::{RESUME_ENTRIES, checked};
-use super::watch::Round;
+use super::watch::{Round, join};
 use crate::game::GameEvent;
 use crate::hub::metrics::WatchKind;
 use crate::hub::{GameMeta, HubError};
@@ -99,19 +99,7 @@ impl Api {
         };
         let mut watches = Vec::new();
         for (m, from) in metas.iter().zip(froms) {
-            // A game found quarantined as it loads is left out like those known before.
-            let handle = match self.hub().game(&m.id).await {
-                Ok(h) => h,
-                Err(HubError::Quarantined { .. }) => continue,
-                Err(e) => return Err(status(&e)),
-            };
-            let audience = audience(&role, handle.meta());
-            watches.push(
-                handle
-                    .watch_as(audience, from)
-                    .await
-                    .map_err(|e| status(&e))?,
-            );
+            watches.extend(join(self.hub(), &role, &m.id, from).await?);
         }
         let round = Round {
             event: r.event,

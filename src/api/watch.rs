@@ -225,7 +225,8 @@ pub(super) fn watch_round(
                         if !wanted || standing.has(&meta.id) {
                             continue;
                         }
-                        match join(&hub, &role, &meta.id).await {
+                        // A game that joins is watched from its start.
+                        match join(&hub, &role, &meta.id, 0).await {
                             Ok(Some(w)) => {
                                 standing.push(&meta.id, 0);
                                 map.push(game_stream(w));
@@ -250,16 +251,21 @@ pub(super) fn watch_round(
     }
 }
 
-/// A watch of a game that joined a round stream, from its start; `None` for a game
-/// found quarantined as it loads (left out, as at the start).
-async fn join(hub: &Arc<Hub>, role: &Role, id: &str) -> Result<Option<Watch>, Status> {
+/// A round stream's watch of a game, as `role` may see it, after `from`; `None` for a
+/// game found quarantined as it loads (left out of the stream).
+pub(super) async fn join(
+    hub: &Arc<Hub>,
+    role: &Role,
+    id: &str,
+    from: u64,
+) -> Result<Option<Watch>, Status> {
     let handle = match hub.game(id).await {
         Ok(h) => h,
         Err(HubError::Quarantined { .. }) => return Ok(None),
         Err(e) => return Err(status(&e)),
     };
     handle
-        .watch_as(audience(role, handle.meta()), 0)
+        .watch_as(audience(role, handle.meta()), from)
         .await
         .map(Some)
         .map_err(|e| status(&e))

@@ -471,12 +471,17 @@ impl Hub {
     /// Quarantined games are left out.
     pub async fn list(&self, filter: &GameFilter) -> Result<Vec<GameMeta>, HubError> {
         let records = self.store.list_games(filter).await?;
+        Ok(self.serving(&records))
+    }
+
+    /// The metadata of the records that are not quarantined, in their order.
+    fn serving(&self, records: &[GameRecord]) -> Vec<GameMeta> {
         let quarantined = self.quarantined();
-        Ok(records
+        records
             .iter()
             .filter(|r| !quarantined.contains_key(&r.game_id))
             .map(GameMeta::of_record)
-            .collect())
+            .collect()
     }
 
     /// The games matching a filter in the order they were created (`created_at_ms`,
@@ -488,12 +493,7 @@ impl Hub {
     pub async fn list_by_creation(&self, filter: &GameFilter) -> Result<Vec<GameMeta>, HubError> {
         let mut records = self.store.list_games(filter).await?;
         records.sort_by(|a, b| (a.created_at_ms, &a.game_id).cmp(&(b.created_at_ms, &b.game_id)));
-        let quarantined = self.quarantined();
-        Ok(records
-            .iter()
-            .filter(|r| !quarantined.contains_key(&r.game_id))
-            .map(GameMeta::of_record)
-            .collect())
+        Ok(self.serving(&records))
     }
 
     /// What a listing shows of the games matching a filter: the live task of a game in
