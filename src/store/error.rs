@@ -32,6 +32,17 @@ pub enum StoreError {
         /// The newest schema version this program knows.
         supported: i64,
     },
+    /// This node does not hold the game's lease (another node took it over, or it ran
+    /// out): nothing was written, and the node must stop serving the game. `owner` is the
+    /// node holding a live lease now and the address it advertises, if any.
+    Fenced {
+        /// The game.
+        game_id: String,
+        /// The live owner (node id, advertised address), if there is one.
+        owner: Option<(String, String)>,
+    },
+    /// The store's settings are unusable (a bad database URL, an empty node id...).
+    Config(String),
     /// A stored row breaks an invariant (a negative seq, a board number out of range...).
     Corrupt(String),
     /// The database engine failed (I/O error, disk full, locked...).
@@ -64,6 +75,14 @@ impl fmt::Display for StoreError {
                 f,
                 "database schema version {found} is newer than this program's {supported}"
             ),
+            StoreError::Fenced { game_id, owner } => match owner {
+                Some((node, addr)) => write!(
+                    f,
+                    "game '{game_id}' is served by node '{node}' ({addr}), not this one"
+                ),
+                None => write!(f, "this node does not hold the lease of game '{game_id}'"),
+            },
+            StoreError::Config(what) => write!(f, "store settings: {what}"),
             StoreError::Corrupt(what) => write!(f, "corrupt store: {what}"),
             StoreError::Database(e) => write!(f, "database: {e}"),
             StoreError::Io(e) => write!(f, "io: {e}"),

@@ -7,11 +7,16 @@
 //!
 //! - [`SqliteStore`]: the embedded default. WAL, `synchronous=FULL`, one writer thread
 //!   doing group commit: an append is fsynced before its future resolves.
+//! - [`PostgresStore`]: several nodes on one PostgreSQL database, each game appended
+//!   to only by the node holding its lease (fenced by the database).
 //! - [`MemoryStore`]: the same semantics without durability, for tests.
+//!
+//! The SQLite and memory stores serve one process: every lease method grants at once.
 
 mod checkpoint;
 mod error;
 mod memory;
+mod postgres;
 mod reader;
 mod record;
 mod schema;
@@ -22,6 +27,7 @@ use async_trait::async_trait;
 
 pub use error::StoreError;
 pub use memory::MemoryStore;
+pub use postgres::{POSTGRES_SCHEMA_VERSION, PostgresOptions, PostgresStore};
 pub use reader::LogReader;
 pub use record::{GameFilter, GameRecord, StoredEvent, SummaryUpdate, sort_games};
 pub use schema::{WAL_SIZE_LIMIT_BYTES, WRITER_AUTOCHECKPOINT_PAGES, WRITER_CACHE_KIB};
@@ -138,6 +144,36 @@ pub trait EventStore: Send + Sync {
     /// Already closed; a failed checkpoint.
     async fn close(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    /// Takes this node's lease on a game before it serves the game (nothing to do if it
+    /// holds it already). Stores of one process always grant it.
+    ///
+    /// # Errors
+    /// [`StoreError::Fenced`] naming the owner if another node holds a live lease;
+    /// [`StoreError::GameNotFound`]; backend failures.
+    async fn acquire(&self, _game_id: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Gives a game's lease up, so another node may take it at once (an evicted game).
+    ///
+    /// # Errors
+    /// Backend failures (the lease then runs out on its own).
+    async fn release(&self, _game_id: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Whether this node holds the game's lease now (always, for stores of one process).
+    fn holds(&self, _game_id: &str) -> bool {
+        true
+    }
+
+    /// The games whose lease this node loses, as it loses them; `None` for stores of one
+    /// process, whose leases never lapse. A receiver that lags must ask
+    /// [`EventStore::holds`] about each game it serves.
+    fn lease_losses(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        None
     }
 
     /// Every game not yet finished: the games to rebuild at start.

@@ -1,5 +1,7 @@
-//! The event store: the same behaviour from `MemoryStore` and `SqliteStore`, plus what
-//! only the durable one promises (reopen, concurrency through group commit, kill -9).
+//! The event store: the same behaviour from `MemoryStore`, `SqliteStore` and
+//! `PostgresStore` (one suite, every backend; PostgreSQL where `ARBITER_TEST_DATABASE_URL`
+//! names one), plus what only the durable ones promise (reopen, concurrency through group
+//! commit, kill -9). The leases of the PostgreSQL store are in `pg_lease.rs`.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -395,7 +397,7 @@ async fn racing_writers_on_one_game(store: Arc<dyn EventStore>) {
     assert_dense(store.as_ref(), "g", 80).await;
 }
 
-macro_rules! for_both_stores {
+macro_rules! for_every_store {
     ($($test:ident),* $(,)?) => {
         mod memory {
             $(
@@ -417,10 +419,26 @@ macro_rules! for_both_stores {
                 }
             )*
         }
+        mod postgres {
+            use draughts_arbiter::store::EventStore;
+            $(
+                #[tokio::test]
+                async fn $test() {
+                    let Some(db) = crate::common::pg::TestDb::create(stringify!($test)).await
+                    else {
+                        return;
+                    };
+                    let store = db.store("node-a", std::time::Duration::from_secs(30)).await;
+                    super::$test(&store).await;
+                    store.close().await.expect("close");
+                    db.drop_schema().await;
+                }
+            )*
+        }
     };
 }
 
-for_both_stores!(
+for_every_store!(
     seqs_are_dense_from_one,
     conflict_is_refused_and_writes_nothing,
     bad_appends_are_refused,
@@ -442,6 +460,17 @@ async fn sqlite_racing_writers_on_one_game() {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = SqliteStore::open(dir.path().join("log.db")).expect("open");
     racing_writers_on_one_game(Arc::new(store)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_racing_writers_on_one_game() {
+    let Some(db) = crate::common::pg::TestDb::create("racing").await else {
+        return;
+    };
+    let store = db.store("node-a", Duration::from_secs(30)).await;
+    racing_writers_on_one_game(Arc::new(store.clone())).await;
+    store.close().await.expect("close");
+    db.drop_schema().await;
 }
 
 // ---------------------------------------------------------------------------------------

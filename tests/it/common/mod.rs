@@ -8,6 +8,7 @@
 
 pub mod http;
 pub mod pdn;
+pub mod pg;
 pub mod server;
 
 use std::path::{Path, PathBuf};

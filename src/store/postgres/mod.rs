@@ -1,0 +1,801 @@
+//! The PostgreSQL event store: several nodes on one database, one owner per game.
+//!
+//! The same log as the SQLite store (dense seqs per game, the game rows with their
+//! summaries), plus a **lease** per game on its row: `owner_node`, `epoch`,
+//! `lease_until` (the database's clock). The guarantees:
+//!
+//! - **Durable before acknowledged.** Every connection runs with
+//!   `synchronous_commit = on`: an append's future resolves only after PostgreSQL has
+//!   flushed its commit record. Concurrent appends on several connections share the
+//!   server's WAL flushes (its own group commit).
+//! - **Fenced by the database.** A node appends only under the epoch it acquired; the
+//!   append is ONE statement that moves the row's `last_seq` and inserts the events only
+//!   where `owner_node`, `epoch` and `last_seq` are still what this node holds and the
+//!   lease has not run out. Every acquisition bumps the epoch, so once another node has
+//!   taken a game, a node that was paused or cut off can never write to it again: its
+//!   statement matches no row and it learns [`StoreError::Fenced`]. No advisory locks
+//!   (lost silently with their connection, and no token to check).
+//! - **Leases renew in the background**, every third of the lease, all of a node's games
+//!   in one statement. A game whose renewal is refused (another node has it), or whose
+//!   lease runs out on this node's clock without a successful renewal (the database is
+//!   unreachable), is dropped at once and announced on [`EventStore::lease_losses`], so
+//!   the hub stops serving it.
+//!
+//! Connections come from a deadpool pool; statements are prepared once per connection.
+//! TLS to the database is not supported: run it on a private network or a local socket.
+
+mod schema;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use tokio::sync::broadcast;
+use tokio_postgres::{NoTls, Row};
+
+use super::record::now_ms;
+use super::{
+    CommitObserver, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate,
+    sort_games,
+};
+
+pub use schema::CURRENT_VERSION as POSTGRES_SCHEMA_VERSION;
+
+/// Who this node is and how it holds games, for [`PostgresStore::connect`].
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    /// This node's name, unique among the nodes on the database (written as the owner of
+    /// the games it holds).
+    pub node_id: String,
+    /// Where other nodes and clients reach this node's gRPC port (`host:port`), written
+    /// beside the owner so a non-owner can say where a game is served.
+    pub advertise_addr: String,
+    /// How long a lease lasts without renewal: the longest a game waits for a new owner
+    /// after its owner died.
+    pub lease: Duration,
+    /// Connections in the pool at most.
+    pub pool_size: usize,
+    /// Told how long each append took (the commit histogram of the metrics).
+    pub commit_observer: Option<Arc<dyn CommitObserver>>,
+}
+
+impl PostgresOptions {
+    /// Options for a node with the default lease (5 s) and pool (16 connections).
+    #[must_use]
+    pub fn node(node_id: impl Into<String>, advertise_addr: impl Into<String>) -> Self {
+        PostgresOptions {
+            node_id: node_id.into(),
+            advertise_addr: advertise_addr.into(),
+            lease: Duration::from_secs(5),
+            pool_size: 16,
+            commit_observer: None,
+        }
+    }
+}
+
+/// A game this node holds: the epoch it acquired and when, on this node's clock, the
+/// lease runs out unless renewed (measured from before the statement that set it, so
+/// never later than the database's own `lease_until`).
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    epoch: i64,
+    valid_until: Instant,
+}
+
+/// The event store on PostgreSQL; clones share the pool and the leases.
+#[derive(Clone)]
+pub struct PostgresStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool,
+    options: PostgresOptions,
+    held: Mutex<HashMap<String, Held>>,
+    lost: broadcast::Sender<String>,
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the URL: it may carry a password.
+        f.debug_struct("PostgresStore")
+            .field("node_id", &self.inner.options.node_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The longest a new connection to the database may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The longest a request waits for a free connection of the pool.
+const POOL_WAIT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How many lease losses a listener may fall behind before it must ask
+/// [`EventStore::holds`] about each of its games.
+const LOSSES_QUEUE: usize = 1024;
+
+impl PostgresStore {
+    /// Connects to the database at `url` (a `postgres://` URL or a `key=value` string),
+    /// brings its schema up to date and starts renewing this node's leases. Needs a
+    /// tokio runtime.
+    ///
+    /// # Errors
+    /// A bad URL or options, the database unreachable, a schema newer than this program.
+    pub async fn connect(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
+        if options.node_id.is_empty() {
+            return Err(StoreError::Config("node_id must not be empty".into()));
+        }
+        if options.lease < Duration::from_millis(30) {
+            return Err(StoreError::Config(format!(
+                "lease of {} ms is too short (at least 30 ms)",
+                options.lease.as_millis()
+            )));
+        }
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| StoreError::Config(format!("database_url: {e}")))?;
+        // Durable before acknowledged, whatever the server's or the role's default.
+        let session = match config.get_options() {
+            Some(given) => format!("{given} -c synchronous_commit=on"),
+            None => "-c synchronous_commit=on".to_string(),
+        };
+        config.options(session);
+        config.connect_timeout(CONNECT_TIMEOUT);
+        if config.get_application_name().is_none() {
+            config.application_name(format!("draughts-arbiter {}", options.node_id));
+        }
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size.max(2))
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .wait_timeout(Some(POOL_WAIT_TIMEOUT))
+            .build()
+            .map_err(|e| StoreError::Config(format!("connection pool: {e}")))?;
+        let mut client = pool.get().await.map_err(pool_error)?;
+        schema::migrate(&mut client).await?;
+        drop(client);
+
+        let (lost, _) = broadcast::channel(LOSSES_QUEUE);
+        let inner = Arc::new(Inner {
+            pool,
+            options,
+            held: Mutex::new(HashMap::new()),
+            lost,
+            closed: AtomicBool::new(false),
+        });
+        tokio::spawn(renew_forever(Arc::downgrade(&inner)));
+        Ok(PostgresStore { inner })
+    }
+
+    /// This node's name.
+    #[must_use]
+    pub fn node_id(&self) -> &str {
+        &self.inner.options.node_id
+    }
+
+    /// The epoch under which this node holds a game, if it does.
+    #[must_use]
+    pub fn epoch_of(&self, game_id: &str) -> Option<u64> {
+        self.inner
+            .held_now(game_id)
+            .and_then(|h| u64::try_from(h.epoch).ok())
+    }
+
+    /// Renews every lease this node holds now, once (the background task does this
+    /// every third of the lease); returns the games it lost.
+    ///
+    /// # Errors
+    /// The database failing (the leases then run out on their own clock).
+    pub async fn renew_now(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.renew().await
+    }
+
+    /// Forgets a game's lease on this node only, as a node that stopped without
+    /// releasing would (for tests of takeover): the row still names this node until the
+    /// lease runs out.
+    pub fn forget(&self, game_id: &str) {
+        self.inner.drop_lease(game_id, None);
+    }
+
+    async fn client(&self) -> Result<Object, StoreError> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
+        self.inner.pool.get().await.map_err(pool_error)
+    }
+
+    /// Inserts a game row held by this node (epoch 1) with its first events (maybe
+    /// none), in one statement.
+    async fn create(&self, record: GameRecord, payloads: Vec<Vec<u8>>) -> Result<u64, StoreError> {
+        let client = self.client().await?;
+        let n = i64::try_from(payloads.len())
+            .map_err(|_| StoreError::Corrupt("too many events in one append".into()))?;
+        let started = Instant::now();
+        // One statement: the row (with this node's lease, epoch 1) and its first events
+        // commit together or not at all.
+        let statement = client
+            .prepare_cached(
+                "WITH g AS (
+                     INSERT INTO games (game_id, created_at_ms, event, round, board, finished,
+                                        metadata_json, summary_json, last_seq, owner_node,
+                                        owner_addr, epoch, lease_until)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1,
+                             now() + $12::bigint * interval '1 millisecond')
+                     ON CONFLICT (game_id) DO NOTHING
+                     RETURNING game_id
+                 ), e AS (
+                     INSERT INTO events (game_id, seq, written_at_ms, payload)
+                     SELECT g.game_id, t.i, $13, t.p
+                     FROM g, unnest($14::bytea[]) WITH ORDINALITY AS t(p, i)
+                 )
+                 SELECT count(*) FROM g",
+            )
+            .await
+            .map_err(StoreError::database)?;
+        let row = client
+            .query_one(
+                &statement,
+                &[
+                    &record.game_id,
+                    &record.created_at_ms,
+                    &record.event,
+                    &record.round,
+                    &i64::from(record.board),
+                    &record.finished,
+                    &record.metadata_json,
+                    &record.summary_json,
+                    &n,
+                    &self.inner.options.node_id,
+                    &self.inner.options.advertise_addr,
+                    &self.inner.lease_ms(),
+                    &now_ms(),
+                    &payloads,
+                ],
+            )
+            .await
+            .map_err(StoreError::database)?;
+        if let Some(observer) = &self.inner.options.commit_observer {
+            observer.committed(started.elapsed());
+        }
+        if row.get::<_, i64>(0) == 0 {
+            return Err(StoreError::GameExists(record.game_id));
+        }
+        self.inner.held().insert(
+            record.game_id,
+            Held {
+                epoch: 1,
+                valid_until: started + self.inner.options.lease,
+            },
+        );
+        Ok(payloads.len() as u64)
+    }
+
+    async fn append_op(
+        &self,
+        game_id: &str,
+        expected_next_seq: u64,
+        payloads: Vec<Vec<u8>>,
+        summary: Option<SummaryUpdate>,
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        let client = self.client().await?;
+        let Some(held) = self.inner.held_now(game_id) else {
+            return Err(self
+                .refusal(&client, game_id, expected_next_seq, None)
+                .await);
+        };
+        let last = seq_to_sql(expected_next_seq)? - 1;
+        let n = i64::try_from(payloads.len())
+            .map_err(|_| StoreError::Corrupt("too many events in one append".into()))?;
+        let (finished, summary_json) = match summary {
+            Some(s) => (Some(s.finished), Some(s.summary_json)),
+            None => (None, None),
+        };
+        let statement = client
+            .prepare_cached(
+                "WITH g AS (
+                     UPDATE games SET last_seq = last_seq + $5,
+                                      finished = COALESCE($7, finished),
+                                      summary_json = COALESCE($8, summary_json)
+                     WHERE game_id = $1 AND owner_node = $2 AND epoch = $3
+                       AND lease_until > now() AND last_seq = $4
+                     RETURNING game_id
+                 )
+                 INSERT INTO events (game_id, seq, written_at_ms, payload)
+                 SELECT g.game_id, $4 + t.i, $9, t.p
+                 FROM g, unnest($6::bytea[]) WITH ORDINALITY AS t(p, i)",
+            )
+            .await
+            .map_err(StoreError::database)?;
+        let started = Instant::now();
+        let written = client
+            .execute(
+                &statement,
+                &[
+                    &game_id,
+                    &self.inner.options.node_id,
+                    &held.epoch,
+                    &last,
+                    &n,
+                    &payloads,
+                    &finished,
+                    &summary_json,
+                    &now_ms(),
+                ],
+            )
+            .await;
+        if let Some(observer) = &self.inner.options.commit_observer {
+            observer.committed(started.elapsed());
+        }
+        match written.map_err(StoreError::database)? {
+            0 => Err(self
+                .refusal(&client, game_id, expected_next_seq, Some(held.epoch))
+                .await),
+            _ => Ok(expected_next_seq + payloads.len() as u64 - 1),
+        }
+    }
+
+    /// Why an append wrote nothing: no game, another node's lease (this node's is then
+    /// dropped and announced), or a seq conflict.
+    async fn refusal(
+        &self,
+        client: &Object,
+        game_id: &str,
+        expected_next_seq: u64,
+        epoch: Option<i64>,
+    ) -> StoreError {
+        let row = client
+            .query_opt(
+                "SELECT last_seq, owner_node, owner_addr, epoch, lease_until > now()
+                 FROM games WHERE game_id = $1",
+                &[&game_id],
+            )
+            .await;
+        let row = match row {
+            Ok(Some(row)) => row,
+            Ok(None) => return StoreError::GameNotFound(game_id.to_string()),
+            Err(e) => return StoreError::database(e),
+        };
+        let last: i64 = row.get(0);
+        let owner: Option<String> = row.get(1);
+        let live: Option<bool> = row.get(4);
+        let mine = owner.as_deref() == Some(self.inner.options.node_id.as_str())
+            && epoch == Some(row.get::<_, i64>(3))
+            && live == Some(true);
+        if !mine {
+            if epoch.is_some() {
+                self.inner.drop_lease(game_id, epoch);
+            }
+            return StoreError::Fenced {
+                game_id: game_id.to_string(),
+                owner: owner
+                    .filter(|_| live == Some(true))
+                    .map(|node| (node, row.get(2))),
+            };
+        }
+        StoreError::Conflict {
+            expected: expected_next_seq,
+            actual: u64::try_from(last).unwrap_or(0) + 1,
+        }
+    }
+}
+
+impl Inner {
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
+        // Every update is a single insert or remove: a poisoned lock guards sound data.
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The lease on a game if this node holds it and it has not run out on this clock.
+    fn held_now(&self, game_id: &str) -> Option<Held> {
+        let held = self.held().get(game_id).copied()?;
+        if held.valid_until > Instant::now() {
+            return Some(held);
+        }
+        self.drop_lease(game_id, Some(held.epoch));
+        None
+    }
+
+    /// Forgets a lease (only the one of `epoch`, if given) and announces the loss.
+    fn drop_lease(&self, game_id: &str, epoch: Option<i64>) {
+        let removed = {
+            let mut held = self.held();
+            match held.get(game_id) {
+                Some(h) if epoch.is_none_or(|e| e == h.epoch) => held.remove(game_id).is_some(),
+                _ => false,
+            }
+        };
+        if removed {
+            tracing::warn!(game = game_id, node = %self.options.node_id, "lease lost: no longer serving the game");
+            let _ = self.lost.send(game_id.to_string());
+        }
+    }
+
+    fn lease_ms(&self) -> i64 {
+        i64::try_from(self.options.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// One renewal of every held lease; returns the games lost.
+    async fn renew(&self) -> Result<Vec<String>, StoreError> {
+        let (ids, epochs): (Vec<String>, Vec<i64>) = self
+            .held()
+            .iter()
+            .map(|(id, h)| (id.clone(), h.epoch))
+            .unzip();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let started = Instant::now();
+        let client = self.pool.get().await.map_err(pool_error)?;
+        let rows = client
+            .query(
+                "UPDATE games AS g
+                 SET lease_until = now() + $2::bigint * interval '1 millisecond'
+                 FROM unnest($3::text[], $4::bigint[]) AS h(game_id, epoch)
+                 WHERE g.game_id = h.game_id AND g.epoch = h.epoch AND g.owner_node = $1
+                 RETURNING g.game_id, g.epoch",
+                &[&self.options.node_id, &self.lease_ms(), &ids, &epochs],
+            )
+            .await
+            .map_err(StoreError::database)?;
+        let renewed: HashMap<String, i64> = rows
+            .iter()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1)))
+            .collect();
+        let valid_until = started + self.options.lease;
+        let mut lost = Vec::new();
+        {
+            let mut held = self.held();
+            for (id, epoch) in ids.iter().zip(&epochs) {
+                if renewed.get(id) == Some(epoch) {
+                    if let Some(h) = held.get_mut(id).filter(|h| h.epoch == *epoch) {
+                        h.valid_until = valid_until;
+                    }
+                } else {
+                    lost.push(id.clone());
+                }
+            }
+        }
+        for (id, epoch) in ids.iter().zip(&epochs) {
+            if lost.contains(id) {
+                self.drop_lease(id, Some(*epoch));
+            }
+        }
+        Ok(lost)
+    }
+
+    /// Drops every lease that ran out on this node's clock.
+    fn expire(&self) {
+        let now = Instant::now();
+        let expired: Vec<(String, i64)> = self
+            .held()
+            .iter()
+            .filter(|(_, h)| h.valid_until <= now)
+            .map(|(id, h)| (id.clone(), h.epoch))
+            .collect();
+        for (id, epoch) in expired {
+            self.drop_lease(&id, Some(epoch));
+        }
+    }
+}
+
+/// Renews the node's leases every third of the lease until the store is dropped or
+/// closed.
+async fn renew_forever(inner: Weak<Inner>) {
+    let period = match inner.upgrade() {
+        Some(inner) => inner.options.lease / 3,
+        None => return,
+    };
+    loop {
+        tokio::time::sleep(period).await;
+        let Some(inner) = inner.upgrade() else { return };
+        if inner.closed.load(Ordering::Acquire) {
+            return;
+        }
+        if let Err(e) = inner.renew().await {
+            tracing::warn!(error = %e, "lease renewal failed");
+        }
+        inner.expire();
+    }
+}
+
+fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
+    StoreError::database(e)
+}
+
+fn seq_to_sql(seq: u64) -> Result<i64, StoreError> {
+    i64::try_from(seq).map_err(|_| StoreError::Corrupt(format!("seq {seq} out of range")))
+}
+
+fn seq_from_sql(seq: i64) -> Result<u64, StoreError> {
+    u64::try_from(seq).map_err(|_| StoreError::Corrupt(format!("negative seq {seq}")))
+}
+
+const SELECT_GAMES: &str =
+    "SELECT game_id, created_at_ms, event, round, board, finished, metadata_json, summary_json
+     FROM games";
+
+fn game_row(r: &Row) -> Result<GameRecord, StoreError> {
+    let game_id: String = r.get(0);
+    let board: i64 = r.get(4);
+    let Ok(board) = u32::try_from(board) else {
+        return Err(StoreError::Corrupt(format!(
+            "game '{game_id}' has board {board}"
+        )));
+    };
+    Ok(GameRecord {
+        game_id,
+        created_at_ms: r.get(1),
+        event: r.get(2),
+        round: r.get(3),
+        board,
+        finished: r.get(5),
+        metadata_json: r.get(6),
+        summary_json: r.get(7),
+    })
+}
+
+#[async_trait]
+impl EventStore for PostgresStore {
+    async fn create_game(&self, record: GameRecord) -> Result<(), StoreError> {
+        self.create(record, Vec::new()).await.map(|_| ())
+    }
+
+    async fn create_game_with_events(
+        &self,
+        record: GameRecord,
+        payloads: Vec<Vec<u8>>,
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        self.create(record, payloads).await
+    }
+
+    async fn update_game(
+        &self,
+        game_id: &str,
+        finished: bool,
+        metadata_json: Option<String>,
+    ) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let changed = client
+            .execute(
+                "UPDATE games SET finished = $2, metadata_json = COALESCE($3, metadata_json)
+                 WHERE game_id = $1",
+                &[&game_id, &finished, &metadata_json],
+            )
+            .await
+            .map_err(StoreError::database)?;
+        if changed == 0 {
+            return Err(StoreError::GameNotFound(game_id.to_string()));
+        }
+        Ok(())
+    }
+
+    async fn get_game(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(&format!("{SELECT_GAMES} WHERE game_id = $1"))
+            .await
+            .map_err(StoreError::database)?;
+        client
+            .query_opt(&statement, &[&game_id])
+            .await
+            .map_err(StoreError::database)?
+            .map(|r| game_row(&r))
+            .transpose()
+    }
+
+    async fn append(
+        &self,
+        game_id: &str,
+        expected_next_seq: u64,
+        payloads: Vec<Vec<u8>>,
+    ) -> Result<u64, StoreError> {
+        self.append_op(game_id, expected_next_seq, payloads, None)
+            .await
+    }
+
+    async fn append_with_summary(
+        &self,
+        game_id: &str,
+        expected_next_seq: u64,
+        payloads: Vec<Vec<u8>>,
+        summary: SummaryUpdate,
+    ) -> Result<u64, StoreError> {
+        self.append_op(game_id, expected_next_seq, payloads, Some(summary))
+            .await
+    }
+
+    async fn load(&self, game_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>, StoreError> {
+        let client = self.client().await?;
+        let from = seq_to_sql(from_seq).unwrap_or(i64::MAX);
+        let statement = client
+            .prepare_cached(
+                "SELECT seq, written_at_ms, payload FROM events
+                 WHERE game_id = $1 AND seq >= $2 ORDER BY seq",
+            )
+            .await
+            .map_err(StoreError::database)?;
+        let rows = client
+            .query(&statement, &[&game_id, &from])
+            .await
+            .map_err(StoreError::database)?;
+        if rows.is_empty() {
+            let exists = client
+                .query_opt("SELECT 1 FROM games WHERE game_id = $1", &[&game_id])
+                .await
+                .map_err(StoreError::database)?;
+            if exists.is_none() {
+                return Err(StoreError::GameNotFound(game_id.to_string()));
+            }
+        }
+        rows.iter()
+            .map(|r| {
+                Ok(StoredEvent {
+                    game_id: game_id.to_string(),
+                    seq: seq_from_sql(r.get(0))?,
+                    written_at_ms: r.get(1),
+                    payload: r.get(2),
+                })
+            })
+            .collect()
+    }
+
+    async fn last_seq(&self, game_id: &str) -> Result<u64, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt("SELECT last_seq FROM games WHERE game_id = $1", &[&game_id])
+            .await
+            .map_err(StoreError::database)?
+            .ok_or_else(|| StoreError::GameNotFound(game_id.to_string()))?;
+        seq_from_sql(row.get(0))
+    }
+
+    async fn list_games(&self, filter: &GameFilter) -> Result<Vec<GameRecord>, StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(&format!(
+                "{SELECT_GAMES}
+                 WHERE ($1::text IS NULL OR event = $1) AND ($2::text IS NULL OR round = $2)
+                   AND (NOT $3 OR NOT finished)"
+            ))
+            .await
+            .map_err(StoreError::database)?;
+        let rows = client
+            .query(
+                &statement,
+                &[&filter.event, &filter.round, &filter.unfinished_only],
+            )
+            .await
+            .map_err(StoreError::database)?;
+        let mut games = rows.iter().map(game_row).collect::<Result<Vec<_>, _>>()?;
+        // The same order as the other stores (SQL cannot order "3.10" after "3.2").
+        sort_games(&mut games);
+        Ok(games)
+    }
+
+    /// Releases every lease this node holds (so another node may take its games at once)
+    /// and closes the pool; later calls fail with [`StoreError::Closed`].
+    async fn close(&self) -> Result<(), StoreError> {
+        if self.inner.closed.swap(true, Ordering::AcqRel) {
+            return Err(StoreError::Closed);
+        }
+        let (ids, epochs): (Vec<String>, Vec<i64>) = self
+            .inner
+            .held()
+            .drain()
+            .map(|(id, h)| (id, h.epoch))
+            .unzip();
+        let released = match self.inner.pool.get().await {
+            Ok(client) if !ids.is_empty() => client
+                .execute(
+                    "UPDATE games AS g SET owner_node = NULL, owner_addr = '', lease_until = NULL
+                     FROM unnest($2::text[], $3::bigint[]) AS h(game_id, epoch)
+                     WHERE g.game_id = h.game_id AND g.epoch = h.epoch AND g.owner_node = $1",
+                    &[&self.inner.options.node_id, &ids, &epochs],
+                )
+                .await
+                .map(|_| ())
+                .map_err(StoreError::database),
+            Ok(_) => Ok(()),
+            Err(e) => Err(pool_error(e)),
+        };
+        self.inner.pool.close();
+        released
+    }
+
+    async fn acquire(&self, game_id: &str) -> Result<(), StoreError> {
+        if self.inner.held_now(game_id).is_some() {
+            return Ok(());
+        }
+        let client = self.client().await?;
+        let started = Instant::now();
+        let statement = client
+            .prepare_cached(
+                "UPDATE games
+                 SET owner_node = $2, owner_addr = $3, epoch = epoch + 1,
+                     lease_until = now() + $4::bigint * interval '1 millisecond'
+                 WHERE game_id = $1
+                   AND (owner_node IS NULL OR owner_node = $2 OR lease_until IS NULL
+                        OR lease_until <= now())
+                 RETURNING epoch",
+            )
+            .await
+            .map_err(StoreError::database)?;
+        let row = client
+            .query_opt(
+                &statement,
+                &[
+                    &game_id,
+                    &self.inner.options.node_id,
+                    &self.inner.options.advertise_addr,
+                    &self.inner.lease_ms(),
+                ],
+            )
+            .await
+            .map_err(StoreError::database)?;
+        if let Some(row) = row {
+            self.inner.held().insert(
+                game_id.to_string(),
+                Held {
+                    epoch: row.get(0),
+                    valid_until: started + self.inner.options.lease,
+                },
+            );
+            return Ok(());
+        }
+        let owner = client
+            .query_opt(
+                "SELECT owner_node, owner_addr FROM games WHERE game_id = $1",
+                &[&game_id],
+            )
+            .await
+            .map_err(StoreError::database)?
+            .ok_or_else(|| StoreError::GameNotFound(game_id.to_string()))?;
+        Err(StoreError::Fenced {
+            game_id: game_id.to_string(),
+            owner: owner
+                .get::<_, Option<String>>(0)
+                .map(|node| (node, owner.get(1))),
+        })
+    }
+
+    async fn release(&self, game_id: &str) -> Result<(), StoreError> {
+        let Some(held) = self.inner.held().remove(game_id) else {
+            return Ok(());
+        };
+        let client = self.client().await?;
+        client
+            .execute(
+                "UPDATE games SET owner_node = NULL, owner_addr = '', lease_until = NULL
+                 WHERE game_id = $1 AND epoch = $2 AND owner_node = $3",
+                &[&game_id, &held.epoch, &self.inner.options.node_id],
+            )
+            .await
+            .map_err(StoreError::database)?;
+        Ok(())
+    }
+
+    fn holds(&self, game_id: &str) -> bool {
+        self.inner.held_now(game_id).is_some()
+    }
+
+    fn lease_losses(&self) -> Option<broadcast::Receiver<String>> {
+        Some(self.inner.lost.subscribe())
+    }
+}
