@@ -8,6 +8,13 @@ use crate::game::ErrorClass;
 use crate::hub::HubError;
 use crate::store::StoreError;
 
+/// The metadata key of an UNAVAILABLE answer naming the node that serves the game.
+pub const OWNER_NODE: &str = "arbiter-owner-node";
+
+/// The metadata key of an UNAVAILABLE answer with the address (`host:port`) of the node
+/// that serves the game: send the request there.
+pub const OWNER_ADDR: &str = "arbiter-owner-addr";
+
 /// The one table from domain errors to gRPC status codes. Internal errors (the judge or
 /// the hub breaking an invariant of its own) are logged here.
 pub fn status(e: &HubError) -> Status {
@@ -26,6 +33,21 @@ pub fn status(e: &HubError) -> Status {
         }
         HubError::Store(StoreError::GameExists(_)) => Status::already_exists(e.to_string()),
         HubError::Store(StoreError::GameNotFound(_)) => Status::not_found(e.to_string()),
+        HubError::Store(StoreError::Fenced { owner, .. }) => {
+            // Several nodes: another one serves the game. The client sends the request
+            // there (the CLI does so by itself).
+            let mut status = Status::unavailable(e.to_string());
+            if let Some((node, addr)) = owner {
+                let md = status.metadata_mut();
+                if let Ok(v) = node.parse() {
+                    md.insert(OWNER_NODE, v);
+                }
+                if let Ok(v) = addr.parse() {
+                    md.insert(OWNER_ADDR, v);
+                }
+            }
+            status
+        }
         HubError::Store(_) | HubError::ShuttingDown => Status::unavailable(e.to_string()),
         HubError::Full(_) | HubError::TooManyWatchers(_) => {
             Status::resource_exhausted(e.to_string())

@@ -30,6 +30,6 @@ pub mod service;
 pub mod validate;
 mod watch;
 
-pub use error::{MAX_STATUS_MESSAGE, bounded_message, code_name, status};
+pub use error::{MAX_STATUS_MESSAGE, OWNER_ADDR, OWNER_NODE, bounded_message, code_name, status};
 pub use rate::BoardRate;
 pub use service::Api;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::client::{
-    Connection, SideArg, block_on, connect, print_reply, request, side, status_text,
+    Connection, SideArg, block_on, connect, follow_owner, print_reply, request, side, status_text,
 };
 use crate::api::pb;
 use crate::api::pb::arbiter_service_client::ArbiterServiceClient;
@@ -311,11 +311,13 @@ fn parse_duration_ms(s: &str) -> Result<i64, String> {
 }
 
 pub(super) fn run_arbiter(args: &ArbiterArgs) -> ExitCode {
-    block_on(arbiter(args))
+    block_on(follow_owner(&args.connection, |server| {
+        arbiter(args, server)
+    }))
 }
 
-async fn arbiter(args: &ArbiterArgs) -> Result<(), String> {
-    let ch = connect(&args.connection).await?;
+async fn arbiter(args: &ArbiterArgs, server: String) -> Result<(), String> {
+    let ch = connect(&args.connection, &server).await?;
     let mut arb = ArbiterServiceClient::new(ch.clone());
     let mut games = GameServiceClient::new(ch);
     let t = &args.connection.token;

@@ -444,7 +444,48 @@ fn show(g: &pb::Game) -> String {
 
 /// A server's refusal as the client prints it: `FAILED_PRECONDITION: … (RU 1.4.1)`.
 pub(super) fn status_text(s: &tonic::Status) -> String {
+    if s.code() == tonic::Code::Unavailable
+        && let Some(addr) = s
+            .metadata()
+            .get(crate::api::OWNER_ADDR)
+            .and_then(|v| v.to_str().ok())
+    {
+        *OWNER
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(addr.to_string());
+    }
     format!("{}: {}", crate::api::code_name(s.code()), s.message())
+}
+
+/// The node that serves the game, as the last UNAVAILABLE answer named it (several
+/// nodes on PostgreSQL): the request goes there once more.
+static OWNER: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Runs `run` against the configured server; if that node answers that another one
+/// serves the game (nothing was done), runs it once more against that node.
+pub(super) async fn follow_owner<F, Fut>(c: &Connection, run: F) -> Result<(), String>
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let first = run(c.server.clone()).await;
+    let owner = OWNER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    match (first, owner) {
+        (Err(e), Some(addr)) => {
+            let scheme = if c.server.starts_with("https://") {
+                "https"
+            } else {
+                "http"
+            };
+            let there = format!("{scheme}://{addr}");
+            eprintln!("note: {e}; sending it to {there}");
+            run(there).await
+        }
+        (result, _) => result,
+    }
 }
 
 /// Prints a command's answer: its events, one line each, then the game.
@@ -501,14 +542,14 @@ pub async fn channel(server: &str, tls: &ClientTls<'_>) -> Result<Channel, Strin
         .map_err(|e| format!("cannot reach {server}: {}", error_chain(&e)))
 }
 
-/// Connects as the options say.
-pub(super) async fn connect(c: &Connection) -> Result<Channel, String> {
+/// Connects to `server` with the options' TLS files.
+pub(super) async fn connect(c: &Connection, server: &str) -> Result<Channel, String> {
     let tls = ClientTls {
         ca_cert: c.ca_cert.as_deref(),
         cert: c.client_cert.as_deref(),
         key: c.client_key.as_deref(),
     };
-    channel(&c.server, &tls).await
+    channel(server, &tls).await
 }
 
 /// Runs a client future on a runtime of its own: exit 0, or 1 with `error: …` on stderr.
@@ -533,11 +574,13 @@ pub(super) fn block_on<F: std::future::Future<Output = Result<(), String>>>(f: F
 }
 
 pub(super) fn run_client(args: &ClientArgs) -> ExitCode {
-    block_on(client(args))
+    block_on(follow_owner(&args.connection, |server| {
+        client(args, server)
+    }))
 }
 
-async fn client(args: &ClientArgs) -> Result<(), String> {
-    let ch = connect(&args.connection).await?;
+async fn client(args: &ClientArgs, server: String) -> Result<(), String> {
+    let ch = connect(&args.connection, &server).await?;
     let mut games = GameServiceClient::new(ch.clone());
     let t = &args.connection.token;
     let json = args.connection.json;

@@ -1,4 +1,5 @@
-//! `draughts-arbiter serve`: the gRPC service on its embedded SQLite event log.
+//! `draughts-arbiter serve`: the gRPC service on its embedded SQLite event log, or as one
+//! of several nodes on PostgreSQL.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -8,7 +9,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use crate::hub::metrics::Metrics;
-use crate::server::config::{Config, FileConfig, FileLimits, LogFormat};
+use crate::server::config::{Config, FileConfig, FileLimits, LogFormat, StoreKind, StoreOverride};
 use crate::server::run::{
     Listeners, ServeError, bind_metrics, open_store, run_with, shutdown_signal, tls_of,
 };
@@ -29,6 +30,22 @@ pub struct ServeArgs {
     /// Keep events in memory only (a try-out; nothing survives a restart).
     #[arg(long, env = "ARBITER_MEMORY")]
     pub memory: bool,
+    /// The event store: sqlite (in the data directory) or postgres (several nodes on one
+    /// database) [default: sqlite].
+    #[arg(long, env = "ARBITER_STORE", value_enum)]
+    pub store: Option<StoreKind>,
+    /// The PostgreSQL database, for --store postgres (postgres://user@host:5432/db).
+    #[arg(long, env = "ARBITER_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// This node's name among the nodes on the database [default: $HOSTNAME].
+    #[arg(long, env = "ARBITER_NODE_ID")]
+    pub node_id: Option<String>,
+    /// host:port where clients and other nodes reach this node [default: --listen].
+    #[arg(long, env = "ARBITER_ADVERTISE_ADDR")]
+    pub advertise_addr: Option<String>,
+    /// How long a lease on a game lasts unrenewed, ms [default: 5000].
+    #[arg(long, env = "ARBITER_LEASE_MS")]
+    pub lease_ms: Option<u64>,
     /// Log format.
     #[arg(long, env = "ARBITER_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
@@ -114,6 +131,13 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
         args.tls_client_ca.clone(),
     );
     file.override_limits(args.limits());
+    file.override_store(StoreOverride {
+        store: args.store,
+        database_url: args.database_url.clone(),
+        node_id: args.node_id.clone(),
+        advertise_addr: args.advertise_addr.clone(),
+        lease_ms: args.lease_ms,
+    });
     let config = match Config::resolve(
         file,
         args.listen,
@@ -151,7 +175,7 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
     };
     let result = runtime.block_on(async {
         let metrics = Arc::new(Metrics::new());
-        let store = open_store(&config, &metrics)?;
+        let store = open_store(&config, &metrics).await?;
         let grpc = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|e| ServeError(format!("listen {}: {e}", config.listen)))?;

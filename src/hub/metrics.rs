@@ -214,6 +214,8 @@ pub struct Metrics {
     watchers: Vec<Gauge>,
     deliveries: Vec<Counter>,
     resyncs: Counter,
+    takeovers: Counter,
+    takeover_seconds: Gauge<f64, AtomicU64>,
     delayed: DelayedEvents,
     boards: Gauge,
     recovery_seconds: Gauge<f64, AtomicU64>,
@@ -330,6 +332,19 @@ impl Metrics {
             "Resync messages sent to watchers that fell behind (their queue was full)",
             resyncs.clone(),
         );
+        let takeovers = Counter::default();
+        registry.register(
+            "game_takeovers",
+            "Games this node took over from another whose lease ran out (several nodes on \
+             PostgreSQL)",
+            takeovers.clone(),
+        );
+        let takeover_seconds = Gauge::<f64, AtomicU64>::default();
+        registry.register(
+            "last_takeover_seconds",
+            "How long the last takeover took on this node, from the lease to serving",
+            takeover_seconds.clone(),
+        );
         let delayed = DelayedEvents::default();
         registry.register(
             "delayed_events",
@@ -375,6 +390,8 @@ impl Metrics {
             watchers,
             deliveries,
             resyncs,
+            takeovers,
+            takeover_seconds,
             delayed,
             boards,
             recovery_seconds,
@@ -444,6 +461,13 @@ impl Metrics {
     /// A message went to a watcher of `kind`.
     pub fn delivered(&self, kind: WatchKind) {
         self.deliveries[kind.index()].inc();
+    }
+
+    /// This node took a game over (it holds the lease and serves it) in `took`.
+    pub fn takeover(&self, took: std::time::Duration) {
+        self.takeovers.inc();
+        self.takeover_seconds.set(took.as_secs_f64());
+        self.game_started();
     }
 
     /// A watcher got a `Resync`.

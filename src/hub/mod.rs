@@ -10,6 +10,7 @@
 //! and at shutdown). See DESIGN.md §10.
 
 mod error;
+mod follow;
 mod handle;
 mod meta;
 pub mod metrics;
@@ -38,11 +39,12 @@ pub use queue::{Published, WatchEnd};
 pub use timeline::Timeline;
 
 use crate::game::{Actor, GameEvent, GameSettings, GameSummary, Now, Session};
-use crate::store::{EventStore, GameFilter, GameRecord};
+use crate::store::{EventStore, GameFilter, GameRecord, StoreError};
+use follow::outage_of;
 use handle::Loader;
 use metrics::Metrics;
 pub use task::Pending;
-use task::{GameTask, Msg, Public, Registry};
+use task::{GameTask, Msg, Public, Registry, Tenure};
 
 /// The hub's sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +62,12 @@ pub struct HubConfig {
     pub max_watchers_per_game: usize,
     /// Watchers of all games together at most.
     pub max_watchers: usize,
+    /// How often a game this node follows (another node owns it) has its log read.
+    pub follow_poll: Duration,
+    /// How often a follower tries to take over a running game (it succeeds once the
+    /// owner's lease has run out), and how often the hub looks for running games that no
+    /// node serves.
+    pub takeover_every: Duration,
 }
 
 impl Default for HubConfig {
@@ -71,6 +79,8 @@ impl Default for HubConfig {
             evict_after: Duration::from_secs(60),
             max_watchers_per_game: 5_000,
             max_watchers: 50_000,
+            follow_poll: Duration::from_millis(50),
+            takeover_every: Duration::from_millis(250),
         }
     }
 }
@@ -142,7 +152,8 @@ impl Hub {
         config: HubConfig,
     ) -> Arc<Hub> {
         let (alive, all_stopped) = mpsc::channel(1);
-        Arc::new(Hub {
+        let losses = store.lease_losses();
+        let hub = Arc::new(Hub {
             store,
             games: Mutex::new(HashMap::new()),
             timeline: Timeline::start(),
@@ -157,7 +168,11 @@ impl Hub {
             quarantined: Mutex::new(BTreeMap::new()),
             loading: Mutex::new(HashMap::new()),
             created: broadcast::channel(CREATED_QUEUE).0,
-        })
+        });
+        if let Some(losses) = losses {
+            tokio::spawn(watch_leases(Arc::downgrade(&hub), losses));
+        }
+        hub
     }
 
     /// The metrics it counts into.
@@ -223,7 +238,7 @@ impl Hub {
             .await?;
         self.metrics.events_appended(1);
         let public = self.public(&session, std::slice::from_ref(&first));
-        let handle = self.insert(meta, session, public)?;
+        let handle = self.insert(meta, session, public, Tenure::owner())?;
         // No listener is no error.
         let _ = self.created.send(handle.meta().clone());
         Ok(handle)
@@ -257,6 +272,7 @@ impl Hub {
         meta: GameMeta,
         session: Session,
         public: Option<Public>,
+        tenure: Tenure,
     ) -> Result<GameHandle, HubError> {
         let mut games = self.games();
         if let Some(existing) = games.get(&meta.id) {
@@ -271,7 +287,7 @@ impl Hub {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or(HubError::ShuttingDown)?;
-        if session.result().is_none() {
+        if session.result().is_none() && tenure.owner {
             self.metrics.game_started();
         }
         let (tx, rx) = mpsc::channel(self.config.command_queue.max(1));
@@ -313,6 +329,10 @@ impl Hub {
             evict_after: self.config.evict_after,
             active_at: tokio::time::Instant::now(),
             public,
+            tenure,
+            follow_poll: self.config.follow_poll,
+            takeover_every: self.config.takeover_every,
+            charge_outage: self.charge_outage,
         };
         tokio::spawn(task.run());
         Ok(handle)
@@ -391,6 +411,13 @@ impl Hub {
                 .await?
                 .ok_or_else(|| HubError::NotFound(id.to_string()))?,
         };
+        // The lease first, the log after: once this node holds the lease, the previous
+        // owner can write nothing more, so the log read below is the whole of it.
+        let tenure = match self.store.acquire(id).await {
+            Ok(()) => Tenure::owner(),
+            Err(StoreError::Fenced { owner, .. }) => Tenure::follower(owner),
+            Err(e) => return Err(e.into()),
+        };
         let rows = self.store.load(id, 1).await?;
         if rows.is_empty() {
             // A game row without events, left by a creation that never completed (older
@@ -408,24 +435,25 @@ impl Hub {
             if loaded >= self.config.max_loaded {
                 return Err(HubError::Full(loaded));
             }
+        }
+        if running && tenure.owner {
             let now = self.timeline.now(session.last_ms());
             // The server's setting, or the game's own (GameSettings.charge_outage).
-            let charged = self.charge_outage || session.settings().charge_outage;
-            if let Some(d) = session.outage(now, charged) {
+            if let Some(d) = outage_of(&session, now, self.charge_outage) {
                 append_decided(self.store.as_ref(), id, &session, &d.session, &d.events).await?;
                 self.metrics.events_appended(d.events.len());
                 session = d.session;
                 events.extend(d.events);
             }
-        } else if !record.finished {
+        } else if !running && !record.finished {
             // Finished in its log, but the crash came between the last append and the
             // finished flag (older versions wrote them apart): set the flag now so it is
             // listed as finished.
             self.store.update_game(id, true, None).await?;
         }
         let public = self.public(&session, &events);
-        let running = session.result().is_none();
-        let handle = self.insert(GameMeta::of_record(&record), session, public)?;
+        let running = session.result().is_none() && tenure.owner;
+        let handle = self.insert(GameMeta::of_record(&record), session, public, tenure)?;
         Ok((handle, running))
     }
 
@@ -693,6 +721,13 @@ impl Hub {
         let ours = games.get(id).is_some_and(|h| h.tx.same_channel(tx));
         if ours && idle() {
             games.remove(id);
+            drop(games);
+            if self.store.holds(id) && tokio::runtime::Handle::try_current().is_ok() {
+                // Another node may serve the game at once (a finished game, mostly).
+                let store = self.store.clone();
+                let id = id.to_string();
+                tokio::spawn(async move { store.release(&id).await });
+            }
             true
         } else {
             false
@@ -716,6 +751,60 @@ impl Loader for Hub {
 
     fn stopping(&self) -> bool {
         Hub::stopping(self)
+    }
+}
+
+/// Tells the task of each game whose lease the store dropped (it steps down and follows
+/// the game), and every so often loads the running games that no node serves (their
+/// owner died): this node takes them over, or follows them if another was quicker.
+async fn watch_leases(hub: std::sync::Weak<Hub>, mut losses: broadcast::Receiver<String>) {
+    let every = match hub.upgrade() {
+        Some(h) => h.config.takeover_every,
+        None => return,
+    };
+    let mut scan = tokio::time::interval(every * 4);
+    scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let lost = tokio::select! {
+            lost = losses.recv() => Some(lost),
+            _ = scan.tick() => None,
+        };
+        let Some(hub) = hub.upgrade() else { return };
+        if hub.stopping() {
+            return;
+        }
+        match lost {
+            Some(Ok(id)) => {
+                if let Some(h) = hub.games().get(&id) {
+                    let _ = h.tx.try_send(Msg::LeaseLost);
+                }
+            }
+            Some(Err(broadcast::error::RecvError::Lagged(_))) => {
+                for h in hub.games().values() {
+                    let _ = h.tx.try_send(Msg::LeaseLost);
+                }
+            }
+            Some(Err(broadcast::error::RecvError::Closed)) => return,
+            None => {
+                let orphans = match hub.store.unfinished_games().await {
+                    Ok(records) => records,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "looking for unserved games");
+                        continue;
+                    }
+                };
+                let orphans: Vec<GameRecord> = {
+                    let games = hub.games();
+                    orphans
+                        .into_iter()
+                        .filter(|r| !games.contains_key(&r.game_id))
+                        .collect()
+                };
+                if !orphans.is_empty() {
+                    hub.resume(orphans).await;
+                }
+            }
+        }
     }
 }
 

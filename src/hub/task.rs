@@ -49,6 +49,9 @@ pub(super) enum Msg {
         public: bool,
         reply: oneshot::Sender<WatchStart>,
     },
+    /// The store dropped this node's lease on the game: step down (checked after every
+    /// wake; this only wakes the task).
+    LeaseLost,
 }
 
 /// A command as a caller sends it: made already, or made for the side to move when the
@@ -72,10 +75,10 @@ impl std::fmt::Debug for Pending {
 /// The game as viewers see it, `delay_ms` behind the live one (DESIGN.md §10: the
 /// public delay is applied at the edge, as Lichess applies its relay delay).
 pub(super) struct Public {
-    delay_ms: u64,
+    pub(super) delay_ms: u64,
     session: Session,
     /// Recorded events not yet public, in order.
-    pending: VecDeque<GameEvent>,
+    pub(super) pending: VecDeque<GameEvent>,
 }
 
 impl Public {
@@ -110,6 +113,46 @@ impl Public {
             }
         }
         &self.session
+    }
+}
+
+/// How a task holds its game: the owner's or a follower's (see the `follow` module).
+#[derive(Debug, Clone)]
+pub(super) struct Tenure {
+    /// This node holds the lease: it decides and appends.
+    pub owner: bool,
+    /// The node serving the game when this one follows (node id, address), if known.
+    pub elsewhere: Option<(String, String)>,
+    /// When a follower next reads the log.
+    pub follow_at: tokio::time::Instant,
+    /// When a follower next tries to take the game.
+    pub try_at: tokio::time::Instant,
+}
+
+impl Tenure {
+    /// The owner's tenure.
+    pub(super) fn owner() -> Tenure {
+        let now = tokio::time::Instant::now();
+        Tenure {
+            owner: true,
+            elsewhere: None,
+            follow_at: now,
+            try_at: now,
+        }
+    }
+
+    /// A follower's, of a game served by `elsewhere`.
+    pub(super) fn follower(elsewhere: Option<(String, String)>) -> Tenure {
+        Tenure {
+            owner: false,
+            ..Tenure::owner()
+        }
+        .with_owner(elsewhere)
+    }
+
+    fn with_owner(mut self, elsewhere: Option<(String, String)>) -> Tenure {
+        self.elsewhere = elsewhere;
+        self
     }
 }
 
@@ -149,6 +192,14 @@ pub(super) struct GameTask {
     pub active_at: tokio::time::Instant,
     /// The viewers' copy, for a game with a broadcast delay.
     pub public: Option<Public>,
+    /// Whether this node owns the game or follows it (see the `follow` module).
+    pub tenure: Tenure,
+    /// How often a follower reads the log.
+    pub follow_poll: Duration,
+    /// How often a follower tries to take a running game over.
+    pub takeover_every: Duration,
+    /// Whether an outage is charged to the side on move (the server's setting).
+    pub charge_outage: bool,
 }
 
 enum Wake {
@@ -162,11 +213,15 @@ impl GameTask {
     /// Runs until shutdown (or until every handle is gone), then ends every watch.
     pub async fn run(mut self) {
         loop {
-            let deadline = self.retry_at.or_else(|| {
-                self.session
-                    .next_deadline()
-                    .map(|ms| self.timeline.instant(ms))
-            });
+            let deadline = if self.tenure.owner {
+                self.retry_at.or_else(|| {
+                    self.session
+                        .next_deadline()
+                        .map(|ms| self.timeline.instant(ms))
+                })
+            } else {
+                Some(self.tenure.follow_at)
+            };
             // Not before the viewers have seen the end either.
             let public_until = self
                 .timeline
@@ -187,8 +242,13 @@ impl GameTask {
                 Wake::Msg(Some(msg)) => {
                     self.active_at = tokio::time::Instant::now();
                     self.handle(msg).await;
+                    self.check_lease();
                 }
-                Wake::Deadline => self.tick().await,
+                Wake::Deadline if self.tenure.owner => {
+                    self.tick().await;
+                    self.check_lease();
+                }
+                Wake::Deadline => self.follow().await,
                 Wake::Idle => {
                     self.watchers.retain(|w| !w.gone());
                     if self.watchers.is_empty() && self.leave() {
@@ -228,7 +288,7 @@ impl GameTask {
         left
     }
 
-    fn now(&self) -> crate::game::Now {
+    pub(super) fn now(&self) -> crate::game::Now {
         self.timeline.now(self.session.last_ms())
     }
 
@@ -242,7 +302,11 @@ impl GameTask {
                 received,
                 done,
             } => {
-                let result = self.command(&actor, cmd, expected_seq, board_ms).await;
+                let result = if self.tenure.owner {
+                    self.command(&actor, cmd, expected_seq, board_ms).await
+                } else {
+                    Err(self.not_owner())
+                };
                 if result.is_ok() {
                     self.metrics.acknowledged(received.elapsed());
                 }
@@ -299,6 +363,7 @@ impl GameTask {
                     delay_ms,
                 });
             }
+            Msg::LeaseLost => {}
         }
     }
 
@@ -353,7 +418,10 @@ impl GameTask {
 
     /// Appends the decided events durably, then takes the new state and tells the
     /// watchers. A failed append changes nothing.
-    async fn commit(&mut self, decided: Decided) -> Result<Vec<Arc<Published>>, HubError> {
+    pub(super) async fn commit(
+        &mut self,
+        decided: Decided,
+    ) -> Result<Vec<Arc<Published>>, HubError> {
         if decided.events.is_empty() {
             return Ok(Vec::new());
         }
@@ -371,6 +439,10 @@ impl GameTask {
             // Someone else wrote this game's log (another copy of the task in the
             // instant of an eviction): take the log as it is, then refuse.
             self.reload().await;
+        }
+        if let Err(HubError::Store(StoreError::Fenced { owner, .. })) = &appended {
+            // Another node holds the game now: nothing was written; follow it.
+            self.step_down(owner.clone());
         }
         appended?;
         self.metrics.events_appended(decided.events.len());
@@ -416,7 +488,7 @@ impl GameTask {
         }
     }
 
-    fn publish(&mut self, events: &[Arc<Published>], finished: bool) {
+    pub(super) fn publish(&mut self, events: &[Arc<Published>], finished: bool) {
         for e in events {
             if self.recent.len() == RECENT {
                 self.recent.pop_front();

@@ -76,6 +76,60 @@ pub struct FileConfig {
     pub events: std::collections::BTreeMap<String, FileEvent>,
     /// `[web]`: the HTTP side of the API port.
     pub web: Option<FileWeb>,
+    /// The event store: `sqlite` (the default, in `data_dir`) or `postgres` (several
+    /// nodes on one database, `database_url`).
+    pub store: Option<StoreKind>,
+    /// The PostgreSQL database (`postgres://user@host:5432/db`), for `store = "postgres"`.
+    pub database_url: Option<String>,
+    /// This node's name among the nodes on the database (default: `$HOSTNAME`).
+    pub node_id: Option<String>,
+    /// Where clients and other nodes reach this node's gRPC port (default: the listen
+    /// address, with `$HOSTNAME` for an unspecified IP).
+    pub advertise_addr: Option<String>,
+    /// How long a node's lease on a game lasts unrenewed, in ms (default 5000): at most
+    /// this long until another node takes over the games of a node that died.
+    pub lease_ms: Option<u64>,
+}
+
+/// Which event store the server writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreKind {
+    /// The embedded SQLite file in the data directory.
+    Sqlite,
+    /// PostgreSQL: several nodes, one owner per game.
+    Postgres,
+}
+
+/// The PostgreSQL store's settings, resolved.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    /// The database URL (may carry a password: never logged).
+    pub database_url: String,
+    /// This node's name.
+    pub node_id: String,
+    /// Where this node is reached.
+    pub advertise_addr: String,
+    /// The lease.
+    pub lease: Duration,
+}
+
+/// The shortest and longest lease accepted.
+pub const LEASE_MS_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
+
+/// The store settings given by flags or the environment, laid over the file's.
+#[derive(Debug, Clone, Default)]
+pub struct StoreOverride {
+    /// `--store`, `ARBITER_STORE`.
+    pub store: Option<StoreKind>,
+    /// `--database-url`, `ARBITER_DATABASE_URL`.
+    pub database_url: Option<String>,
+    /// `--node-id`, `ARBITER_NODE_ID`.
+    pub node_id: Option<String>,
+    /// `--advertise-addr`, `ARBITER_ADVERTISE_ADDR`.
+    pub advertise_addr: Option<String>,
+    /// `--lease-ms`, `ARBITER_LEASE_MS`.
+    pub lease_ms: Option<u64>,
 }
 
 /// `[web]`: browsers and relays on the API port.
@@ -282,6 +336,8 @@ pub struct Config {
     pub cors_origins: Vec<String>,
     /// Whether callers without a token follow broadcasts as the public.
     pub public_broadcast: bool,
+    /// `store = "postgres"`: the database and this node (`data_dir` is then unused).
+    pub cluster: Option<Cluster>,
 }
 
 /// The default gRPC address.
@@ -313,6 +369,15 @@ impl FileConfig {
     /// Lays the limits given by flags or the environment over the file's `[limits]`.
     pub fn override_limits(&mut self, over: FileLimits) {
         self.limits = Some(over.or(self.limits.unwrap_or_default()));
+    }
+
+    /// Lays the store settings given by flags or the environment over the file's.
+    pub fn override_store(&mut self, over: StoreOverride) {
+        self.store = over.store.or(self.store);
+        self.database_url = over.database_url.or(self.database_url.take());
+        self.node_id = over.node_id.or(self.node_id.take());
+        self.advertise_addr = over.advertise_addr.or(self.advertise_addr.take());
+        self.lease_ms = over.lease_ms.or(self.lease_ms);
     }
 
     /// Lays the TLS paths given by flags or the environment over the file's `[tls]`.
@@ -358,6 +423,81 @@ fn resolve_tls(tls: Option<FileTls>) -> Result<Option<TlsConfig>, ConfigError> {
     }
 }
 
+/// The PostgreSQL settings, checked, if the store is `postgres`.
+fn resolve_cluster(file: &FileConfig, listen: SocketAddr) -> Result<Option<Cluster>, ConfigError> {
+    if file.store != Some(StoreKind::Postgres) {
+        for (key, given) in [
+            ("database_url", file.database_url.is_some()),
+            ("node_id", file.node_id.is_some()),
+            ("advertise_addr", file.advertise_addr.is_some()),
+            ("lease_ms", file.lease_ms.is_some()),
+        ] {
+            if given {
+                return Err(ConfigError(format!(
+                    "{key} is for store = \"postgres\" (ARBITER_STORE=postgres, --store postgres); \
+                     the store is sqlite"
+                )));
+            }
+        }
+        return Ok(None);
+    }
+    let database_url = file.database_url.clone().ok_or_else(|| {
+        ConfigError(
+            "store = \"postgres\" needs database_url (ARBITER_DATABASE_URL, --database-url), \
+             e.g. postgres://arbiter@db:5432/arbiter"
+                .into(),
+        )
+    })?;
+    let hostname = std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty());
+    let node_id = match file.node_id.clone().or_else(|| hostname.clone()) {
+        Some(id) => id,
+        None => {
+            return Err(ConfigError(
+                "store = \"postgres\" needs node_id (ARBITER_NODE_ID, --node-id): a name unique \
+                 among the nodes ($HOSTNAME is not set)"
+                    .into(),
+            ));
+        }
+    };
+    if node_id.len() > 128 || !node_id.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ConfigError(format!(
+            "node_id {node_id:?}: at most 128 printable ASCII characters, no spaces"
+        )));
+    }
+    let advertise_addr = match file.advertise_addr.clone() {
+        Some(a) => a,
+        None if listen.ip().is_unspecified() => match &hostname {
+            Some(h) => format!("{h}:{}", listen.port()),
+            None => {
+                return Err(ConfigError(format!(
+                    "listening on {listen}: set advertise_addr (ARBITER_ADVERTISE_ADDR, \
+                     --advertise-addr), the host:port other nodes and clients reach this one at"
+                )));
+            }
+        },
+        None => listen.to_string(),
+    };
+    if advertise_addr.is_empty() || !advertise_addr.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ConfigError(format!(
+            "advertise_addr {advertise_addr:?}: host:port, printable ASCII"
+        )));
+    }
+    let lease_ms = file.lease_ms.unwrap_or(5_000);
+    if !LEASE_MS_RANGE.contains(&lease_ms) {
+        return Err(ConfigError(format!(
+            "lease_ms {lease_ms}: from {} to {} ms",
+            LEASE_MS_RANGE.start(),
+            LEASE_MS_RANGE.end()
+        )));
+    }
+    Ok(Some(Cluster {
+        database_url,
+        node_id,
+        advertise_addr,
+        lease: Duration::from_millis(lease_ms),
+    }))
+}
+
 /// `[web] cors_origins`: `*` alone, or origins as a browser sends them
 /// (`scheme://host[:port]`, no path).
 fn resolve_origins(origins: Vec<String>) -> Result<Vec<String>, ConfigError> {
@@ -401,6 +541,10 @@ impl Config {
         log_format: Option<LogFormat>,
         insecure: bool,
     ) -> Result<Config, ConfigError> {
+        let listen = listen
+            .or(file.listen)
+            .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("valid default"));
+        let cluster = resolve_cluster(&file, listen)?;
         let mut event_delays = std::collections::BTreeMap::new();
         for (event, defaults) in file.events {
             if let Some(ms) = defaults.broadcast_delay_ms {
@@ -413,11 +557,14 @@ impl Config {
                 event_delays.insert(event, ms);
             }
         }
+        if cluster.is_some() && memory {
+            return Err(ConfigError(
+                "--memory and store = \"postgres\" exclude each other".into(),
+            ));
+        }
         let web = file.web.unwrap_or_default();
         let config = Config {
-            listen: listen
-                .or(file.listen)
-                .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("valid default")),
+            listen,
             data_dir: if memory {
                 None
             } else {
@@ -439,6 +586,7 @@ impl Config {
             limits: Limits::resolve(file.limits.unwrap_or_default())?,
             public_broadcast: web.public_broadcast.unwrap_or(true),
             cors_origins: resolve_origins(web.cors_origins)?,
+            cluster,
         };
         if config.tokens.is_empty() && !config.listen.ip().is_loopback() && !config.insecure {
             return Err(ConfigError(format!(

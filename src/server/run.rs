@@ -19,7 +19,9 @@ use crate::api::auth::Tokens;
 use crate::api::{Api, BoardRate, pb};
 use crate::hub::metrics::Metrics;
 use crate::hub::{Hub, HubConfig};
-use crate::store::{EventStore, MemoryStore, SqliteOptions, SqliteStore};
+use crate::store::{
+    EventStore, MemoryStore, PostgresOptions, PostgresStore, SqliteOptions, SqliteStore,
+};
 use crate::web;
 
 /// Why the server could not start or stopped with an error.
@@ -34,15 +36,30 @@ impl std::fmt::Display for ServeError {
 
 impl std::error::Error for ServeError {}
 
-/// Opens the configured store: SQLite in the data directory (its commits timed into
-/// `metrics`), or memory.
+/// Opens the configured store: PostgreSQL as one of several nodes, SQLite in the data
+/// directory (either with its commits timed into `metrics`), or memory.
 ///
 /// # Errors
-/// The database cannot be opened.
-pub fn open_store(
+/// The database cannot be opened or reached.
+pub async fn open_store(
     config: &Config,
     metrics: &Arc<Metrics>,
 ) -> Result<Arc<dyn EventStore>, ServeError> {
+    if let Some(cluster) = &config.cluster {
+        let mut options = PostgresOptions::node(&cluster.node_id, &cluster.advertise_addr);
+        options.lease = cluster.lease;
+        options.commit_observer = Some(metrics.clone());
+        let store = PostgresStore::connect(&cluster.database_url, options)
+            .await
+            .map_err(|e| ServeError(format!("event log on PostgreSQL: {e}")))?;
+        tracing::info!(
+            node = %cluster.node_id,
+            advertise = %cluster.advertise_addr,
+            lease_ms = cluster.lease.as_millis() as u64,
+            "event log open (PostgreSQL, synchronous_commit=on, leases per game)"
+        );
+        return Ok(Arc::new(store));
+    }
     match &config.data_dir {
         Some(dir) => {
             let path = dir.join("arbiter.sqlite");

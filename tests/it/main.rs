@@ -13,6 +13,7 @@ mod browser;
 mod citations;
 mod cli_client;
 mod clock;
+mod cluster;
 mod corners;
 mod crash;
 mod delay;

@@ -107,7 +107,7 @@ async fn start() -> Server {
     )
     .expect("config");
     let metrics = Arc::new(Metrics::new());
-    let store = open_store(&config, &metrics).expect("SQLite store");
+    let store = open_store(&config, &metrics).await.expect("SQLite store");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let listeners = Listeners {
         grpc,

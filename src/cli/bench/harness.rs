@@ -53,6 +53,7 @@ impl Running {
             },
             cors_origins: Vec::new(),
             public_broadcast: true,
+            cluster: None,
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
