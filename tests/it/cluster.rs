@@ -348,7 +348,6 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
     });
 
     let mut failovers = Vec::new();
-    let mut acked_seq = last.last_seq;
     for round in 0..FAILOVERS {
         // The owner takes a move, then dies.
         let owner_id = owner(&db, &game_id).await.expect("owned");
@@ -379,7 +378,6 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
             "failover {round}: the outage of {took:?} was charged ({before} -> {after} ms)"
         );
         last = taken;
-        acked_seq = last.last_seq;
         nodes[o].start(&db.url());
         channels[o] = nodes[o].channel().await;
     }
