@@ -355,7 +355,7 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
         last = play(&channels[o], &last)
             .await
             .expect("the owner takes the move");
-        acked_seq = last.last_seq;
+        let acked_seq = last.last_seq;
         let white_to_move = last.side_to_move == pb::Side::White as i32;
         let before = remaining_ms(&last, white_to_move);
         nodes[o].kill_9();
