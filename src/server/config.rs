@@ -770,4 +770,69 @@ mod tests {
             "unknown keys are refused"
         );
     }
+
+    fn resolve_store(toml: &str, over: StoreOverride) -> Result<Config, ConfigError> {
+        let mut file: FileConfig = toml::from_str(toml).expect("toml");
+        file.override_store(over);
+        Config::resolve(file, None, None, false, None, None, false)
+    }
+
+    #[test]
+    fn postgres_settings_are_layered_and_checked() {
+        let c = resolve_store(
+            r#"
+            store = "postgres"
+            database_url = "postgres://file@db/arbiter"
+            node_id = "from-file"
+            lease_ms = 2000
+            "#,
+            StoreOverride {
+                node_id: Some("from-env".into()),
+                ..StoreOverride::default()
+            },
+        )
+        .expect("valid");
+        let cluster = c.cluster.expect("postgres");
+        assert_eq!(cluster.database_url, "postgres://file@db/arbiter");
+        assert_eq!(cluster.node_id, "from-env", "the environment over the file");
+        assert_eq!(
+            cluster.advertise_addr, "127.0.0.1:50051",
+            "the listen address"
+        );
+        assert_eq!(cluster.lease, Duration::from_millis(2000));
+
+        let sqlite = resolve_store("", StoreOverride::default()).expect("default");
+        assert!(sqlite.cluster.is_none() && sqlite.data_dir.is_some());
+
+        let no_url = resolve_store(
+            "",
+            StoreOverride {
+                store: Some(StoreKind::Postgres),
+                node_id: Some("a".into()),
+                ..StoreOverride::default()
+            },
+        )
+        .expect_err("no url");
+        assert!(no_url.0.contains("database_url"), "{no_url}");
+
+        let stray = resolve_store("lease_ms = 100", StoreOverride::default()).expect_err("sqlite");
+        assert!(stray.0.contains("lease_ms is for store"), "{stray}");
+
+        for (lease, ok) in [(99, false), (100, true), (600_000, true), (600_001, false)] {
+            let r = resolve_store(
+                &format!(
+                    "store = \"postgres\"\ndatabase_url = \"postgres://x@y/z\"\nnode_id = \"a\"\nlease_ms = {lease}"
+                ),
+                StoreOverride::default(),
+            );
+            assert_eq!(r.is_ok(), ok, "lease_ms {lease}: {r:?}");
+        }
+        let bad_node = resolve_store(
+            "store = \"postgres\"\ndatabase_url = \"postgres://x@y/z\"\nnode_id = \"a b\"",
+            StoreOverride::default(),
+        )
+        .expect_err("space");
+        assert!(bad_node.0.contains("node_id"), "{bad_node}");
+        assert!(toml::from_str::<FileConfig>("store = \"mysql\"").is_err());
+    }
 }
