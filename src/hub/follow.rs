@@ -2,8 +2,10 @@
 //! owner's lease runs out (PostgreSQL store, several nodes; see `store::postgres`).
 //!
 //! A game's task is either its **owner** (it decides commands, appends under the lease,
-//! runs the clock's timer) or a **follower**: it reads the log's new rows by seq every
-//! [`HubConfig::follow_poll`](super::HubConfig::follow_poll), applies them to its copy of
+//! runs the clock's timer) or a **follower**: it reads the log's new rows by seq when the
+//! store hints that the game grew (PostgreSQL `NOTIFY`, see [`crate::store::StoreHint`])
+//! and at least every [`HubConfig::follow_poll`](super::HubConfig::follow_poll) (hints
+//! can be lost), applies them to its copy of
 //! the session and publishes them to its watchers exactly as the owner does, so reads,
 //! watch streams, the PDN stream and the live page behave the same on every node. A
 //! follower refuses commands with the owner's name and address (UNAVAILABLE, the address
@@ -45,13 +47,16 @@ impl GameTask {
         })
     }
 
-    /// A follower's wake: read the new rows, then (for a running game) try to take it.
+    /// A follower's wake: read the new rows when due (a hint, or the poll), then, for a
+    /// running game when due, try to take it.
     pub(super) async fn follow(&mut self) {
         let now = Instant::now();
-        self.tenure.follow_at = now + self.follow_poll;
-        if let Err(e) = self.catch_up().await {
-            tracing::warn!(game = %self.meta.id, error = %e, "following: log not read");
-            return;
+        if now >= self.tenure.follow_at {
+            self.tenure.follow_at = now + self.follow_poll;
+            if let Err(e) = self.catch_up().await {
+                tracing::warn!(game = %self.meta.id, error = %e, "following: log not read");
+                return;
+            }
         }
         if self.session.result().is_some() || now < self.tenure.try_at {
             return;
@@ -61,6 +66,15 @@ impl GameTask {
             Ok(()) => self.take_over().await,
             Err(StoreError::Fenced { owner, .. }) => self.tenure.elsewhere = owner,
             Err(e) => tracing::warn!(game = %self.meta.id, error = %e, "takeover not tried"),
+        }
+    }
+
+    /// When a follower next wakes by itself.
+    pub(super) fn follower_wake(&self) -> Instant {
+        if self.session.result().is_some() {
+            self.tenure.follow_at
+        } else {
+            self.tenure.follow_at.min(self.tenure.try_at)
         }
     }
 

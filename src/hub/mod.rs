@@ -39,7 +39,7 @@ pub use queue::{Published, WatchEnd};
 pub use timeline::Timeline;
 
 use crate::game::{Actor, GameEvent, GameSettings, GameSummary, Now, Session};
-use crate::store::{EventStore, GameFilter, GameRecord, StoreError};
+use crate::store::{EventStore, GameFilter, GameRecord, StoreError, StoreHint};
 use follow::outage_of;
 use handle::Loader;
 use metrics::Metrics;
@@ -62,7 +62,8 @@ pub struct HubConfig {
     pub max_watchers_per_game: usize,
     /// Watchers of all games together at most.
     pub max_watchers: usize,
-    /// How often a game this node follows (another node owns it) has its log read.
+    /// How often a game this node follows (another node owns it) has its log read when
+    /// no hint says it grew (hints can be lost).
     pub follow_poll: Duration,
     /// How often a follower tries to take over a running game (it succeeds once the
     /// owner's lease has run out), and how often the hub looks for running games that no
@@ -79,7 +80,7 @@ impl Default for HubConfig {
             evict_after: Duration::from_secs(60),
             max_watchers_per_game: 5_000,
             max_watchers: 50_000,
-            follow_poll: Duration::from_millis(50),
+            follow_poll: Duration::from_secs(1),
             takeover_every: Duration::from_millis(250),
         }
     }
@@ -153,6 +154,7 @@ impl Hub {
     ) -> Arc<Hub> {
         let (alive, all_stopped) = mpsc::channel(1);
         let losses = store.lease_losses();
+        let hints = store.hints();
         let hub = Arc::new(Hub {
             store,
             games: Mutex::new(HashMap::new()),
@@ -170,7 +172,7 @@ impl Hub {
             created: broadcast::channel(CREATED_QUEUE).0,
         });
         if let Some(losses) = losses {
-            tokio::spawn(watch_leases(Arc::downgrade(&hub), losses));
+            tokio::spawn(watch_store(Arc::downgrade(&hub), losses, hints));
         }
         hub
     }
@@ -754,10 +756,17 @@ impl Loader for Hub {
     }
 }
 
-/// Tells the task of each game whose lease the store dropped (it steps down and follows
-/// the game), and every so often loads the running games that no node serves (their
-/// owner died): this node takes them over, or follows them if another was quicker.
-async fn watch_leases(hub: std::sync::Weak<Hub>, mut losses: broadcast::Receiver<String>) {
+/// What the store says of several nodes' games, acted on: a task whose lease was
+/// dropped steps down and follows; a follower whose game grew elsewhere (a hint) reads
+/// it at once; a game created on another node is loaded (as a follower) and announced to
+/// the round streams; and every so often the running games that no node serves (their
+/// owner died) are loaded, so this node takes them over or follows them if another node
+/// was quicker.
+async fn watch_store(
+    hub: std::sync::Weak<Hub>,
+    mut losses: broadcast::Receiver<String>,
+    mut hints: Option<broadcast::Receiver<StoreHint>>,
+) {
     let every = match hub.upgrade() {
         Some(h) => h.config.takeover_every,
         None => return,
@@ -765,27 +774,36 @@ async fn watch_leases(hub: std::sync::Weak<Hub>, mut losses: broadcast::Receiver
     let mut scan = tokio::time::interval(every * 4);
     scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let lost = tokio::select! {
-            lost = losses.recv() => Some(lost),
-            _ = scan.tick() => None,
+        let wake = tokio::select! {
+            lost = losses.recv() => Wake::Lost(lost),
+            Some(hint) = next_hint(&mut hints) => Wake::Hint(hint),
+            _ = scan.tick() => Wake::Scan,
         };
         let Some(hub) = hub.upgrade() else { return };
         if hub.stopping() {
             return;
         }
-        match lost {
-            Some(Ok(id)) => {
-                if let Some(h) = hub.games().get(&id) {
-                    let _ = h.tx.try_send(Msg::LeaseLost);
+        match wake {
+            Wake::Lost(Ok(id)) => hub.tell(&id, || Msg::LeaseLost),
+            Wake::Lost(Err(broadcast::error::RecvError::Lagged(_))) => {
+                hub.tell_all(|| Msg::LeaseLost);
+            }
+            Wake::Lost(Err(broadcast::error::RecvError::Closed)) => return,
+            Wake::Hint(Ok(StoreHint::Appended { game_id, .. })) => {
+                hub.tell(&game_id, || Msg::Follow);
+            }
+            Wake::Hint(Ok(StoreHint::Created { game_id })) => {
+                // This node's own creations are announced by `create`.
+                if !hub.games().contains_key(&game_id) && !hub.store.holds(&game_id) {
+                    let hub = hub.clone();
+                    tokio::spawn(async move { hub.adopt(&game_id).await });
                 }
             }
-            Some(Err(broadcast::error::RecvError::Lagged(_))) => {
-                for h in hub.games().values() {
-                    let _ = h.tx.try_send(Msg::LeaseLost);
-                }
+            Wake::Hint(Ok(StoreHint::Missed) | Err(broadcast::error::RecvError::Lagged(_))) => {
+                hub.tell_all(|| Msg::Follow);
             }
-            Some(Err(broadcast::error::RecvError::Closed)) => return,
-            None => {
+            Wake::Hint(Err(broadcast::error::RecvError::Closed)) => hints = None,
+            Wake::Scan => {
                 let orphans = match hub.store.unfinished_games().await {
                     Ok(records) => records,
                     Err(e) => {
@@ -804,6 +822,49 @@ async fn watch_leases(hub: std::sync::Weak<Hub>, mut losses: broadcast::Receiver
                     hub.resume(orphans).await;
                 }
             }
+        }
+    }
+}
+
+/// What woke [`watch_store`].
+enum Wake {
+    Lost(Result<String, broadcast::error::RecvError>),
+    Hint(Result<StoreHint, broadcast::error::RecvError>),
+    Scan,
+}
+
+/// The next hint, or never if the store gives none.
+async fn next_hint(
+    hints: &mut Option<broadcast::Receiver<StoreHint>>,
+) -> Option<Result<StoreHint, broadcast::error::RecvError>> {
+    match hints {
+        Some(h) => Some(h.recv().await),
+        None => std::future::pending().await,
+    }
+}
+
+impl Hub {
+    /// Wakes a loaded game's task (never waits: a full queue wakes it anyway).
+    fn tell(&self, id: &str, msg: impl Fn() -> Msg) {
+        if let Some(h) = self.games().get(id) {
+            let _ = h.tx.try_send(msg());
+        }
+    }
+
+    /// Wakes every loaded game's task.
+    fn tell_all(&self, msg: impl Fn() -> Msg) {
+        for h in self.games().values() {
+            let _ = h.tx.try_send(msg());
+        }
+    }
+
+    /// Loads a game another node created and announces it to the round streams.
+    async fn adopt(self: &Arc<Self>, id: &str) {
+        match self.game(id).await {
+            Ok(handle) => {
+                let _ = self.created.send(handle.meta().clone());
+            }
+            Err(e) => tracing::warn!(game = %id, error = %e, "a game created elsewhere not loaded"),
         }
     }
 }

@@ -52,6 +52,8 @@ pub(super) enum Msg {
     /// The store dropped this node's lease on the game: step down (checked after every
     /// wake; this only wakes the task).
     LeaseLost,
+    /// The game's log grew on another node: a follower reads it now.
+    Follow,
 }
 
 /// A command as a caller sends it: made already, or made for the side to move when the
@@ -220,7 +222,7 @@ impl GameTask {
                         .map(|ms| self.timeline.instant(ms))
                 })
             } else {
-                Some(self.tenure.follow_at)
+                Some(self.follower_wake())
             };
             // Not before the viewers have seen the end either.
             let public_until = self
@@ -364,6 +366,11 @@ impl GameTask {
                 });
             }
             Msg::LeaseLost => {}
+            Msg::Follow => {
+                if !self.tenure.owner {
+                    self.tenure.follow_at = tokio::time::Instant::now();
+                }
+            }
         }
     }
 

@@ -33,6 +33,27 @@ pub use record::{GameFilter, GameRecord, StoredEvent, SummaryUpdate, sort_games}
 pub use schema::{WAL_SIZE_LIMIT_BYTES, WRITER_AUTOCHECKPOINT_PAGES, WRITER_CACHE_KIB};
 pub use sqlite::{SqliteOptions, SqliteStore};
 
+/// A hint that a game changed, maybe on another node (several nodes on PostgreSQL:
+/// `LISTEN/NOTIFY`). Hints wake followers early; they are never the data (a hint can be
+/// lost, and [`StoreHint::Missed`] says when some may have been): followers read the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreHint {
+    /// A game's log grew to `seq`.
+    Appended {
+        /// The game.
+        game_id: String,
+        /// Its last seq now.
+        seq: u64,
+    },
+    /// A game was created.
+    Created {
+        /// The game.
+        game_id: String,
+    },
+    /// Hints may have been lost (the listener reconnected): look at every game.
+    Missed,
+}
+
 /// Told the duration of every commit of the SQLite writer (the transaction's COMMIT, where
 /// `synchronous=FULL` fsyncs the WAL), on the writer thread: keep it to a few atomics.
 pub trait CommitObserver: Send + Sync + std::fmt::Debug {
@@ -173,6 +194,12 @@ pub trait EventStore: Send + Sync {
     /// process, whose leases never lapse. A receiver that lags must ask
     /// [`EventStore::holds`] about each game it serves.
     fn lease_losses(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        None
+    }
+
+    /// Hints of changes made by any node, as they come; `None` for stores of one process
+    /// (this process made every change and knows of it).
+    fn hints(&self) -> Option<tokio::sync::broadcast::Receiver<StoreHint>> {
         None
     }
 

@@ -301,6 +301,78 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
         String::from_utf8_lossy(&out.stderr)
     );
 
+    // A move made on its owner reaches a watcher on another node at once (the NOTIFY
+    // hint wakes the follower; without it the follower would poll once a second).
+    let g1 = games[1].clone();
+    let mut on_other = BroadcastServiceClient::new(channels[2].clone())
+        .watch_game(pb::WatchGameRequest {
+            game_id: g1.id.clone(),
+            from_seq: g1.last_seq,
+        })
+        .await
+        .expect("watch on a follower")
+        .into_inner();
+    let mut latencies = Vec::new();
+    let mut g = g1;
+    for _ in 0..20 {
+        let sent = Instant::now();
+        g = play(&channels[1], &g)
+            .await
+            .expect("the owner takes the move");
+        loop {
+            let e = tokio::time::timeout(Duration::from_secs(5), on_other.message())
+                .await
+                .expect("the follower's watcher hears the move")
+                .expect("stream")
+                .expect("an event");
+            if e.seq >= g.last_seq {
+                break;
+            }
+        }
+        latencies.push(sent.elapsed());
+    }
+    drop(on_other);
+    latencies.sort();
+    let p50 = latencies[latencies.len() / 2];
+    eprintln!(
+        "cluster: move on its owner -> event on another node's watcher: p50 {} ms, max {} ms",
+        p50.as_millis(),
+        latencies.last().expect("some").as_millis()
+    );
+    assert!(
+        p50 < Duration::from_millis(300),
+        "hints do not wake followers: {latencies:?}"
+    );
+
+    // A round stream on one node hears of a game created on another.
+    let mut round = BroadcastServiceClient::new(channels[0].clone())
+        .watch_event(pb::WatchEventRequest {
+            event: "Cluster late".into(),
+            round: "1".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("round stream")
+        .into_inner();
+    let late = GameServiceClient::new(channels[2].clone())
+        .create_game(pb::CreateGameRequest {
+            variant: pb::Variant::Russian as i32,
+            event: "Cluster late".into(),
+            round: "1".into(),
+            board: 1,
+            ..Default::default()
+        })
+        .await
+        .expect("create on another node")
+        .into_inner();
+    let first = tokio::time::timeout(Duration::from_secs(5), round.message())
+        .await
+        .expect("the round stream hears of the game")
+        .expect("stream")
+        .expect("an event");
+    assert_eq!((first.game_id.as_str(), first.seq), (late.id.as_str(), 1));
+    drop(round);
+
     // The game under test, with a watcher on a node that is not its owner.
     let game_id = g0.id.clone();
     let mut last = GameServiceClient::new(channels[0].clone())

@@ -21,6 +21,13 @@
 //!   unreachable), is dropped at once and announced on [`EventStore::lease_losses`], so
 //!   the hub stops serving it.
 //!
+//! - **Hints, not data.** Every append and creation also sends `NOTIFY arbiter_events`
+//!   (`appended <seq> <id>`, `created 0 <id>`), delivered at commit; a connection of the
+//!   store's own `LISTEN`s and passes them on as [`StoreHint`]s, so followers on other
+//!   nodes read the new rows at once instead of at their next poll. Notifications are
+//!   lost while the listener reconnects (it then says [`StoreHint::Missed`]); readers
+//!   always take the rows themselves by seq.
+//!
 //! Connections come from a deadpool pool; statements are prepared once per connection.
 //! TLS to the database is not supported: run it on a private network or a local socket.
 
@@ -38,8 +45,8 @@ use tokio_postgres::{NoTls, Row};
 
 use super::record::now_ms;
 use super::{
-    CommitObserver, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate,
-    sort_games,
+    CommitObserver, EventStore, GameFilter, GameRecord, StoreError, StoreHint, StoredEvent,
+    SummaryUpdate, sort_games,
 };
 
 pub use schema::CURRENT_VERSION as POSTGRES_SCHEMA_VERSION;
@@ -93,6 +100,7 @@ pub struct PostgresStore {
 
 struct Inner {
     pool: Pool,
+    hints: broadcast::Sender<StoreHint>,
     options: PostgresOptions,
     held: Mutex<HashMap<String, Held>>,
     lost: broadcast::Sender<String>,
@@ -148,6 +156,7 @@ impl PostgresStore {
         if config.get_application_name().is_none() {
             config.application_name(format!("draughts-arbiter {}", options.node_id));
         }
+        let listener_config = config.clone();
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -167,14 +176,21 @@ impl PostgresStore {
         drop(client);
 
         let (lost, _) = broadcast::channel(LOSSES_QUEUE);
+        let (hints, _) = broadcast::channel(HINTS_QUEUE);
         let inner = Arc::new(Inner {
             pool,
+            hints: hints.clone(),
             options,
             held: Mutex::new(HashMap::new()),
             lost,
             closed: AtomicBool::new(false),
         });
         tokio::spawn(renew_forever(Arc::downgrade(&inner)));
+        tokio::spawn(listen_forever(
+            listener_config,
+            hints,
+            Arc::downgrade(&inner),
+        ));
         Ok(PostgresStore { inner })
     }
 
@@ -239,12 +255,12 @@ impl PostgresStore {
                      SELECT g.game_id, t.i, $13, t.p
                      FROM g, unnest($14::bytea[]) WITH ORDINALITY AS t(p, i)
                  )
-                 SELECT count(*) FROM g",
+                 SELECT pg_notify('arbiter_events', 'created 0 ' || g.game_id) FROM g",
             )
             .await
             .map_err(StoreError::database)?;
-        let row = client
-            .query_one(
+        let rows = client
+            .query(
                 &statement,
                 &[
                     &record.game_id,
@@ -268,7 +284,7 @@ impl PostgresStore {
         if let Some(observer) = &self.inner.options.commit_observer {
             observer.committed(started.elapsed());
         }
-        if row.get::<_, i64>(0) == 0 {
+        if rows.is_empty() {
             return Err(StoreError::GameExists(record.game_id));
         }
         self.inner.held().insert(
@@ -312,17 +328,20 @@ impl PostgresStore {
                                       summary_json = COALESCE($8, summary_json)
                      WHERE game_id = $1 AND owner_node = $2 AND epoch = $3
                        AND lease_until > now() AND last_seq = $4
-                     RETURNING game_id
+                     RETURNING game_id, last_seq
+                 ), e AS (
+                     INSERT INTO events (game_id, seq, written_at_ms, payload)
+                     SELECT g.game_id, $4 + t.i, $9, t.p
+                     FROM g, unnest($6::bytea[]) WITH ORDINALITY AS t(p, i)
                  )
-                 INSERT INTO events (game_id, seq, written_at_ms, payload)
-                 SELECT g.game_id, $4 + t.i, $9, t.p
-                 FROM g, unnest($6::bytea[]) WITH ORDINALITY AS t(p, i)",
+                 SELECT pg_notify('arbiter_events', 'appended ' || g.last_seq || ' ' || g.game_id)
+                 FROM g",
             )
             .await
             .map_err(StoreError::database)?;
         let started = Instant::now();
         let written = client
-            .execute(
+            .query(
                 &statement,
                 &[
                     &game_id,
@@ -340,7 +359,7 @@ impl PostgresStore {
         if let Some(observer) = &self.inner.options.commit_observer {
             observer.committed(started.elapsed());
         }
-        match written.map_err(StoreError::database)? {
+        match written.map_err(StoreError::database)?.len() {
             0 => Err(self
                 .refusal(&client, game_id, expected_next_seq, Some(held.epoch))
                 .await),
@@ -489,6 +508,104 @@ impl Inner {
         for (id, epoch) in expired {
             self.drop_lease(&id, Some(epoch));
         }
+    }
+}
+
+/// How many hints a listener may fall behind before it is told [`StoreHint::Missed`]
+/// (as a lagging receiver).
+const HINTS_QUEUE: usize = 4096;
+
+/// The channel every node's appends and creations are announced on.
+const HINTS_CHANNEL: &str = "arbiter_events";
+
+/// Listens for the hints of every node on a connection of its own (not the pool's),
+/// reconnecting after a failure; after a reconnection says [`StoreHint::Missed`].
+async fn listen_forever(
+    config: tokio_postgres::Config,
+    hints: broadcast::Sender<StoreHint>,
+    alive: Weak<Inner>,
+) {
+    use futures_util::StreamExt;
+    let mut connected_before = false;
+    loop {
+        if alive
+            .upgrade()
+            .is_none_or(|i| i.closed.load(Ordering::Acquire))
+        {
+            return;
+        }
+        match config.connect(NoTls).await {
+            Ok((client, mut connection)) => {
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+                let driver = tokio::spawn(async move {
+                    let mut messages =
+                        futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+                    while let Some(message) = messages.next().await {
+                        match message {
+                            Ok(tokio_postgres::AsyncMessage::Notification(n)) => {
+                                if tx.send(n).is_err() {
+                                    break;
+                                }
+                            }
+                            Ok(_) => {}
+                            Err(e) => {
+                                tracing::warn!(error = %e, "hint listener: connection lost");
+                                break;
+                            }
+                        }
+                    }
+                });
+                match client
+                    .batch_execute(&format!("LISTEN {HINTS_CHANNEL}"))
+                    .await
+                {
+                    Ok(()) => {
+                        if connected_before {
+                            let _ = hints.send(StoreHint::Missed);
+                        }
+                        connected_before = true;
+                        loop {
+                            match tokio::time::timeout(Duration::from_secs(1), rx.recv()).await {
+                                Ok(Some(n)) => {
+                                    if let Some(hint) = parse_hint(n.payload()) {
+                                        let _ = hints.send(hint);
+                                    }
+                                }
+                                Ok(None) => break,
+                                Err(_) => {
+                                    if alive
+                                        .upgrade()
+                                        .is_none_or(|i| i.closed.load(Ordering::Acquire))
+                                    {
+                                        driver.abort();
+                                        return;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "hint listener: LISTEN failed"),
+                }
+                drop(client);
+                driver.abort();
+            }
+            Err(e) => tracing::warn!(error = %e, "hint listener: cannot connect"),
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// `appended <seq> <game id>` or `created 0 <game id>` (the id last: it may hold spaces).
+fn parse_hint(payload: &str) -> Option<StoreHint> {
+    let mut parts = payload.splitn(3, ' ');
+    let (kind, seq, game_id) = (parts.next()?, parts.next()?, parts.next()?.to_string());
+    match kind {
+        "appended" => Some(StoreHint::Appended {
+            game_id,
+            seq: seq.parse().ok()?,
+        }),
+        "created" => Some(StoreHint::Created { game_id }),
+        _ => None,
     }
 }
 
@@ -797,5 +914,9 @@ impl EventStore for PostgresStore {
 
     fn lease_losses(&self) -> Option<broadcast::Receiver<String>> {
         Some(self.inner.lost.subscribe())
+    }
+
+    fn hints(&self) -> Option<broadcast::Receiver<StoreHint>> {
+        Some(self.inner.hints.subscribe())
     }
 }
