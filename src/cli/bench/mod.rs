@@ -19,6 +19,8 @@
 //!   open-loop load on SQLite ([`open_loop`]), CPU per move by game length ([`plies`])
 //!   and flag precision ([`flags`]); `--only` picks parts.
 //! - Issue 13: the restart of the real binary on a log of 20,000 games ([`restart`]).
+//! - Issue 15: the service on PostgreSQL beside SQLite, and the failover time of two
+//!   nodes ([`postgres`]), where `--database-url` names a database.
 //!
 //! The games start from a position with two kings a side and shuffle them, so they never
 //! end: move-count draws are referred to the arbiter and repetitions need a claim.
@@ -30,6 +32,7 @@ mod flags;
 mod harness;
 mod open_loop;
 mod plies;
+mod postgres;
 mod restart;
 mod stats;
 
@@ -87,6 +90,9 @@ pub enum BenchPart {
     Flags,
     /// Recovery time: the real binary restarted on a log of many games, to SERVING.
     Restart,
+    /// PostgreSQL (`--database-url`): the service beside SQLite at each `--games`, and
+    /// the failover time of two nodes.
+    Postgres,
 }
 
 /// Arguments of `bench`.
@@ -174,6 +180,16 @@ pub struct BenchArgs {
     /// compare).
     #[arg(long)]
     pub restart_exe: Option<PathBuf>,
+    /// PostgreSQL: the database the `postgres` part runs on (a schema of its own, dropped
+    /// after) [default: none: the part is skipped, saying so].
+    #[arg(long, env = "ARBITER_BENCH_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// PostgreSQL: kill-and-take-over runs of two nodes.
+    #[arg(long, default_value_t = 10)]
+    pub failovers: usize,
+    /// PostgreSQL: the nodes' lease in the failover runs, ms.
+    #[arg(long, default_value_t = 500)]
+    pub lease_ms: u64,
 }
 
 impl BenchArgs {
@@ -295,6 +311,27 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
             window_ms: (args.flag_window_secs * 1000.0) as u64,
         };
         flags::run(&plan).await?;
+    }
+    if args.wants(BenchPart::Postgres) {
+        match &args.database_url {
+            Some(url) => {
+                let plan = postgres::PostgresPlan {
+                    url,
+                    games: &args.games,
+                    moves: args.moves,
+                    failovers: args.failovers,
+                    lease_ms: args.lease_ms,
+                    scratch: &scratch.0,
+                };
+                postgres::postgres(&plan, &cycle).await?;
+            }
+            None if args.only.contains(&BenchPart::Postgres) => {
+                return Err(
+                    "--only postgres needs --database-url (ARBITER_BENCH_DATABASE_URL)".into(),
+                );
+            }
+            None => println!("postgres: SKIPPED: no --database-url (ARBITER_BENCH_DATABASE_URL)"),
+        }
     }
     if args.wants(BenchPart::Restart) {
         let plan = restart::RestartPlan {

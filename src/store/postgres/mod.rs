@@ -259,7 +259,23 @@ impl PostgresStore {
             )
             .await
             .map_err(StoreError::database)?;
-        let rows = client
+        // Held from before the statement: the creation's own NOTIFY may reach this node's
+        // listener before the statement returns, and the hub must see the game as its own
+        // then (not acquire it again, which would fence this very creation).
+        let provisional = {
+            let mut held = self.inner.held();
+            match held.entry(record.game_id.clone()) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(Held {
+                        epoch: 1,
+                        valid_until: started + self.inner.options.lease,
+                    });
+                    true
+                }
+                std::collections::hash_map::Entry::Occupied(_) => false,
+            }
+        };
+        let created = client
             .query(
                 &statement,
                 &[
@@ -280,20 +296,24 @@ impl PostgresStore {
                 ],
             )
             .await
-            .map_err(StoreError::database)?;
+            .map_err(StoreError::database);
         if let Some(observer) = &self.inner.options.commit_observer {
             observer.committed(started.elapsed());
         }
-        if rows.is_empty() {
-            return Err(StoreError::GameExists(record.game_id));
+        let refused = match &created {
+            Ok(rows) if rows.is_empty() => Some(StoreError::GameExists(record.game_id.clone())),
+            Ok(_) => None,
+            Err(e) => Some(e.clone()),
+        };
+        if let Some(e) = refused {
+            if provisional {
+                let mut held = self.inner.held();
+                if held.get(&record.game_id).is_some_and(|h| h.epoch == 1) {
+                    held.remove(&record.game_id);
+                }
+            }
+            return Err(e);
         }
-        self.inner.held().insert(
-            record.game_id,
-            Held {
-                epoch: 1,
-                valid_until: started + self.inner.options.lease,
-            },
-        );
         Ok(payloads.len() as u64)
     }
 
