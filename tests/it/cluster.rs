@@ -3,7 +3,8 @@
 //! move naming the owner (and the CLI follows it), `kill -9` of the owner mid-game makes
 //! another node take over within the lease with no acknowledged move lost and the
 //! outage not charged, a watcher on another node continues with no gap, and a
-//! `SIGSTOP`ped owner that wakes after losing its lease is refused. Skipped, saying so,
+//! `SIGSTOP`ped owner that wakes after losing its lease is refused, and one stopped with
+//! SIGTERM hands its games over within the lease. Skipped, saying so,
 //! without `ARBITER_TEST_DATABASE_URL`.
 
 use std::collections::BTreeMap;
@@ -469,6 +470,33 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
         "the woken owner must be refused: {stale:?}"
     );
     last = taken;
+
+    // A graceful stop (SIGTERM) gives the games up: another node takes over at its next
+    // try, well within the lease.
+    let owner_id = owner(&db, &game_id).await.expect("owned");
+    let o = nodes.iter().position(|n| n.id == owner_id).expect("a node");
+    nodes[o].signal(libc::SIGTERM);
+    let stopping = Instant::now();
+    let status = nodes[o]
+        .child
+        .as_mut()
+        .expect("running")
+        .wait()
+        .expect("wait");
+    assert!(status.success(), "SIGTERM: exit {status:?}");
+    last = take_over(&nodes, &channels, (o + 1) % 3, o, &mut last, stopping).await;
+    let handover = stopping.elapsed();
+    eprintln!(
+        "cluster: SIGTERM of the owner -> first accepted move elsewhere: {} ms",
+        handover.as_millis()
+    );
+    assert!(
+        handover < Duration::from_millis(LEASE_MS),
+        "a released game waits for no lease: {handover:?}"
+    );
+    nodes[o].child = None;
+    nodes[o].start(&db.url());
+    channels[o] = nodes[o].channel().await;
 
     // Every node agrees; the watcher saw every seq once, in order.
     tokio::time::sleep(Duration::from_millis(300)).await;
