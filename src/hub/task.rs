@@ -147,14 +147,9 @@ impl Tenure {
     pub(super) fn follower(elsewhere: Option<(String, String)>) -> Tenure {
         Tenure {
             owner: false,
+            elsewhere,
             ..Tenure::owner()
         }
-        .with_owner(elsewhere)
-    }
-
-    fn with_owner(mut self, elsewhere: Option<(String, String)>) -> Tenure {
-        self.elsewhere = elsewhere;
-        self
     }
 }
 

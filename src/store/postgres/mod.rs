@@ -498,21 +498,20 @@ impl Inner {
         let mut lost = Vec::new();
         {
             let mut held = self.held();
-            for (id, epoch) in ids.iter().zip(&epochs) {
-                if renewed.get(id) == Some(epoch) {
-                    if let Some(h) = held.get_mut(id).filter(|h| h.epoch == *epoch) {
+            for (id, epoch) in ids.into_iter().zip(epochs) {
+                if renewed.get(&id) == Some(&epoch) {
+                    if let Some(h) = held.get_mut(&id).filter(|h| h.epoch == epoch) {
                         h.valid_until = valid_until;
                     }
                 } else {
-                    lost.push(id.clone());
+                    lost.push((id, epoch));
                 }
             }
         }
-        for (id, epoch) in ids.iter().zip(&epochs) {
-            if lost.contains(id) {
-                self.drop_lease(id, Some(*epoch));
-            }
+        for (id, epoch) in &lost {
+            self.drop_lease(id, Some(*epoch));
         }
+        let lost = lost.into_iter().map(|(id, _)| id).collect();
         Ok(lost)
     }
 
