@@ -4,6 +4,7 @@
 
 mod arbiter;
 mod bench;
+mod board_sim;
 mod client;
 mod eventlog;
 mod events;
@@ -18,6 +19,7 @@ use clap::{Parser, Subcommand};
 
 pub use arbiter::{ArbiterAction, ArbiterArgs};
 pub use bench::{BenchArgs, BenchPart, BenchStore};
+pub use board_sim::{BoardSimArgs, Mode as BoardSimMode};
 pub use client::{ClientArgs, Connection, CreateArgs, GameAction, channel};
 pub use eventlog::{CheckArgs, ExportArgs, ImportArgs};
 pub use events::{clock_time, describe, event_json, game_json};
@@ -64,6 +66,10 @@ pub enum Command {
     /// Add games written by `export` to an event log; refuses a game that exists there or
     /// does not replay (and then imports nothing).
     Import(ImportArgs),
+    /// Play the games of a PDN file through a running service as an electronic board
+    /// reports them (events or snapshots, optionally with noise), and check that each
+    /// ends where its record does; also a load tool (`--boards N` at once).
+    BoardSim(BoardSimArgs),
 }
 
 /// Runs a parsed command line.
@@ -79,6 +85,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Check(args) => eventlog::run_check(&args),
         Command::Export(args) => eventlog::run_export(&args),
         Command::Import(args) => eventlog::run_import(&args),
+        Command::BoardSim(args) => board_sim::run(&args),
     }
 }
 
