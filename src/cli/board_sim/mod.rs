@@ -116,24 +116,7 @@ impl GameReport {
 
 /// Runs `board-sim`: exit 0 when every game ended as its record does.
 pub fn run(args: &BoardSimArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(simulate(args)) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    super::client::block_on(simulate(args))
 }
 
 fn out(line: &str) {
@@ -160,7 +143,8 @@ impl Ctx<'_> {
     }
 }
 
-async fn simulate(args: &BoardSimArgs) -> Result<bool, String> {
+/// Plays the games; an error when one failed (after every line and the summary).
+async fn simulate(args: &BoardSimArgs) -> Result<(), String> {
     let bytes = std::fs::read(&args.pdn).map_err(|e| format!("{}: {e}", args.pdn.display()))?;
     let games = read_games_bytes(&bytes);
     if let Some(n) = args.game
@@ -269,7 +253,10 @@ async fn simulate(args: &BoardSimArgs) -> Result<bool, String> {
         q(0.99),
         q(1.0),
     );
-    Ok(failed == 0)
+    if failed > 0 {
+        return Err(format!("{failed} of {total} games failed"));
+    }
+    Ok(())
 }
 
 /// The first of these tags the game has (Italian files write `Bianco`, `Nero`, `Dati`).
