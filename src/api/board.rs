@@ -5,6 +5,11 @@
 //! move, a flag the timer recorded, an arbiter's ruling) — each event once, in order —
 //! and, every second while a clock runs, both clocks.
 //! The stream ends at shutdown with UNAVAILABLE.
+//!
+//! The board's health is recorded in its game as the stream sees it (issue 16): active
+//! when bound, not responding after `board_silence` without a message while the clock
+//! runs (checked with the clock tick), active again at its next message, disconnected
+//! when its stream ends (or it binds to another game) before the game is over.
 
 use async_stream::stream;
 use std::pin::Pin;
@@ -20,8 +25,8 @@ use super::service::{Api, occupancy};
 use super::validate::Check;
 use super::watch::next_pb;
 use crate::api::auth::Role;
-use crate::game::{BoardInput, ClockReading, ClockRun};
-use crate::hub::{HubError, Watch};
+use crate::game::{BoardHealth, BoardInput, ClockReading, ClockRun};
+use crate::hub::{GameHandle, HubError, Watch};
 
 fn rejected(id: u64, s: &Status) -> pb::BoardFeedback {
     pb::BoardFeedback {
@@ -56,6 +61,63 @@ enum Input {
     Stop,
 }
 
+/// Records what the stream sees of the board in its game; true when that changed the
+/// board's recorded state (the judge ignores a repeat, a silence with the clocks stopped
+/// and anything after the game's end).
+async fn record_health(
+    api: &Api,
+    game: &GameHandle,
+    board_id: &str,
+    health: BoardHealth,
+    silent: std::time::Duration,
+) -> bool {
+    let input = BoardInput::Health {
+        health,
+        silent_ms: u64::try_from(silent.as_millis()).unwrap_or(u64::MAX),
+    };
+    match api.board_input(game, board_id, input, None).await {
+        Ok(events) if !events.is_empty() => {
+            api.hub().metrics().board_health_changed(health);
+            true
+        }
+        Ok(_) => false,
+        Err(s) => {
+            tracing::warn!(
+                game = game.meta().id.as_str(),
+                board = board_id,
+                error = %s.message(),
+                "board health: not recorded"
+            );
+            false
+        }
+    }
+}
+
+/// Records the bound board as disconnected when its stream goes away, however it goes:
+/// the board hung up, an error, or the call dropped by the client (the stream is then
+/// dropped, not run to its end). Not at shutdown (`to` is cleared): the service stops,
+/// and the outage its restart records leaves no board connected.
+struct Farewell {
+    api: Api,
+    to: Option<(GameHandle, String)>,
+    /// The board's last message.
+    heard: tokio::time::Instant,
+}
+
+impl Drop for Farewell {
+    fn drop(&mut self) {
+        if let Some((game, board_id)) = self.to.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let api = self.api.clone();
+            let silent = self.heard.elapsed();
+            runtime.spawn(async move {
+                record_health(&api, &game, &board_id, BoardHealth::Disconnected, silent).await;
+            });
+        }
+    }
+}
+
 /// How often a bound board is sent the clocks while one runs.
 const CLOCK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -68,6 +130,8 @@ pub fn session(
     let open = api.hub().metrics().board();
     let stopped = api.hub().stopped();
     let rate = api.board_rate();
+    let silence = api.board_silence();
+    let metrics = api.hub().metrics().clone();
     stream! {
         // Counted in the boards gauge until the stream ends or the board hangs up.
         let _open = open;
@@ -78,6 +142,12 @@ pub fn session(
         let mut bucket = Bucket::new(rate);
         let mut ticks = tokio::time::interval(CLOCK_EVERY);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        // The board's last message and its game (for the record when the stream goes),
+        // its health as this stream recorded it, and its place in the boards_bound gauge
+        // (none once the game is over).
+        let mut farewell = Farewell { api: api.clone(), to: None, heard: tokio::time::Instant::now() };
+        let mut health: Option<BoardHealth> = None;
+        let mut _counted = None;
         loop {
             let input = tokio::select! {
                 biased;
@@ -100,11 +170,21 @@ pub fn session(
                                 message_id: 0,
                                 kind: Some(pb::board_feedback::Kind::Clock(reading_pb(&r))),
                             });
+                            // Silent too long while the clock runs: not responding.
+                            let silent = farewell.heard.elapsed();
+                            if health == Some(BoardHealth::Active)
+                                && silent >= silence
+                                && record_health(&api, h, &board_id, BoardHealth::NotResponding, silent).await
+                            {
+                                health = Some(BoardHealth::NotResponding);
+                                _counted = metrics.board_health(BoardHealth::NotResponding);
+                            }
                         }
                     }
                     continue;
                 }
                 Input::Stop => {
+                    farewell.to = None;
                     yield Err(status(&HubError::ShuttingDown));
                     break;
                 }
@@ -121,9 +201,11 @@ pub fn session(
                         // The game is over and every event was sent; the board may
                         // still bind to another game.
                         watch = None;
+                        _counted = None;
                         continue;
                     }
                 },
+                // The board is gone: `farewell` records it.
                 Input::Message(None) => break,
                 Input::Message(Some(Err(e))) => {
                     yield Err(e);
@@ -131,6 +213,16 @@ pub fn session(
                 }
                 Input::Message(Some(Ok(m))) => m,
             };
+            let silent = farewell.heard.elapsed();
+            farewell.heard = tokio::time::Instant::now();
+            if health == Some(BoardHealth::NotResponding)
+                && let Some(h) = bound.as_ref()
+            {
+                // Talking again.
+                record_health(&api, h, &board_id, BoardHealth::Active, silent).await;
+                health = Some(BoardHealth::Active);
+                _counted = metrics.board_health(BoardHealth::Active);
+            }
             let id = msg.message_id;
             if let Admit::No(report) = bucket.admit() {
                 if report {
@@ -173,6 +265,16 @@ pub fn session(
             if let Kind::Bind(b) = kind {
                 match api.bind_board(&role, &b.game_id).await {
                     Ok(h) => {
+                        let new_id = if b.board_id.is_empty() { "board".to_string() } else { b.board_id };
+                        // Bound elsewhere before: that game's board is gone.
+                        if let Some(old) = bound.as_ref()
+                            && old.meta().id != h.meta().id
+                        {
+                            record_health(&api, old, &board_id, BoardHealth::Disconnected, std::time::Duration::ZERO).await;
+                        }
+                        record_health(&api, &h, &new_id, BoardHealth::Active, std::time::Duration::ZERO).await;
+                        health = Some(BoardHealth::Active);
+                        _counted = metrics.board_health(BoardHealth::Active);
                         let game = match api.game_view(&h).await {
                             Ok(g) => g,
                             Err(s) => { yield Ok(rejected(id, &s)); continue; }
@@ -182,7 +284,8 @@ pub fn session(
                             Ok(w) => watch = Some(w),
                             Err(e) => { yield Ok(rejected(id, &status(&e))); continue; }
                         }
-                        board_id = if b.board_id.is_empty() { "board".into() } else { b.board_id };
+                        board_id = new_id;
+                        farewell.to = Some((h.clone(), board_id.clone()));
                         bound = Some(h);
                         yield Ok(pb::BoardFeedback { message_id: id, kind: Some(pb::board_feedback::Kind::Bound(game)) });
                     }

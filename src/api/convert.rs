@@ -5,9 +5,9 @@ use prost_types::Timestamp;
 
 use super::pb;
 use crate::game::{
-    Actor, ClaimKind, ClockReading, ClockRun, EndReason, EventKind, GameSettings, GameSummary,
-    IrregularityKind, MoveCountDraws, MoveRecord, MoveSource, OfferResponse, OfferTiming, Outcome,
-    RepetitionMode, Session,
+    Actor, BoardHealth, ClaimKind, ClockReading, ClockRun, EndReason, EventKind, GameSettings,
+    GameSummary, IrregularityKind, MoveCountDraws, MoveRecord, MoveSource, OfferResponse,
+    OfferTiming, Outcome, RepetitionMode, Session,
 };
 use crate::hub::{GameMeta, PlayerInfo, Published, Snapshot};
 use crate::rules::{Color, RuleEdition, Variant};
@@ -404,6 +404,20 @@ pub fn summary_pb<'a>(
         started_at: stamps.started.and_then(|t| ts(t.timestamp_millis())),
         finished_at: stamps.finished.and_then(|t| ts(t.timestamp_millis())),
         quarantine: None,
+        board_status: view.board.as_ref().map(|b| pb::BoardStatus {
+            board_id: b.board_id.clone(),
+            health: board_health_pb(b.health) as i32,
+            since: ts(b.since.timestamp_millis()),
+        }),
+    }
+}
+
+/// A board's health on the wire.
+pub fn board_health_pb(h: BoardHealth) -> pb::BoardHealth {
+    match h {
+        BoardHealth::Active => pb::BoardHealth::Active,
+        BoardHealth::NotResponding => pb::BoardHealth::NotResponding,
+        BoardHealth::Disconnected => pb::BoardHealth::Disconnected,
     }
 }
 
@@ -576,6 +590,15 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             messages_per_s: *per_s,
             burst: *burst,
             board_time_ms: e.board_ms.unwrap_or(0),
+        }),
+        EventKind::BoardHealthChanged {
+            board_id,
+            health,
+            silent_ms,
+        } => Kind::BoardHealthChanged(pb::BoardHealthChanged {
+            board_id: board_id.clone(),
+            health: board_health_pb(*health) as i32,
+            silent_ms: i64::try_from(*silent_ms).unwrap_or(i64::MAX),
         }),
         EventKind::AdjustAnnounced { side } => Kind::AdjustAnnounced(pb::AdjustAnnounced {
             side: side_pb(*side),

@@ -444,6 +444,7 @@ fn annotate(
         | EventKind::PieceReleased { .. }
         | EventKind::AdjustAnnounced { .. }
         | EventKind::BoardFlooded { .. }
+        | EventKind::BoardHealthChanged { .. }
         | EventKind::RemovalComplete { .. }
         | EventKind::BoardSnapshot { .. } => {}
         EventKind::ClockChanged { op, reason } => {

@@ -23,6 +23,8 @@ pub struct Api {
     event_delays: Arc<std::collections::BTreeMap<String, u64>>,
     /// How fast one board stream may send.
     board_rate: super::rate::BoardRate,
+    /// A bound board silent this long while its clock runs is not responding.
+    board_silence: std::time::Duration,
     /// Whether a caller without a token may follow broadcasts as the public
     /// (`[web] public_broadcast`).
     public_broadcast: bool,
@@ -38,6 +40,7 @@ impl Api {
             tokens,
             event_delays: Arc::default(),
             board_rate: super::rate::BoardRate::default(),
+            board_silence: std::time::Duration::from_secs(10),
             public_broadcast: true,
             pdn_cache: Arc::default(),
         }
@@ -65,6 +68,19 @@ impl Api {
     /// How fast one board stream may send.
     pub(super) fn board_rate(&self) -> super::rate::BoardRate {
         self.board_rate
+    }
+
+    /// The same services, a bound board recorded as not responding after `silence`
+    /// without a message while its game's clock runs (checked every second).
+    #[must_use]
+    pub fn with_board_silence(mut self, silence: std::time::Duration) -> Api {
+        self.board_silence = silence;
+        self
+    }
+
+    /// How long a bound board may be silent while its clock runs.
+    pub(super) fn board_silence(&self) -> std::time::Duration {
+        self.board_silence
     }
 
     /// The same services, with each named event's default broadcast delay (ms): a game

@@ -418,6 +418,18 @@ fn show(g: &pb::Game) -> String {
     if let Some(c) = &g.pending_claim {
         out.push_str(&format!("\n  pending claim #{} by {}", c.seq, side(c.side)));
     }
+    if let Some(b) = &g.board_status {
+        let since = b
+            .since
+            .as_ref()
+            .and_then(|t| chrono::DateTime::from_timestamp(t.seconds, 0))
+            .map_or_else(String::new, |t| format!(" since {}", t.format("%H:%M:%S")));
+        out.push_str(&format!(
+            "\n  board {} {}{since}",
+            b.board_id,
+            pb::BoardHealth::try_from(b.health).map_or("?", |h| h.as_str_name())
+        ));
+    }
     for i in &g.pending_irregularities {
         out.push_str(&format!(
             "\n  pending irregularity #{} by {} ({})",

@@ -213,6 +213,20 @@ fn what(kind: &Kind) -> String {
             "board flood: more than {} messages a second (burst {}); the excess was refused",
             e.messages_per_s, e.burst
         ),
+        Kind::BoardHealthChanged(e) => {
+            let health = match pb::BoardHealth::try_from(e.health) {
+                Ok(pb::BoardHealth::Active) if e.silent_ms > 0 => "active again",
+                Ok(pb::BoardHealth::Active) => "active",
+                Ok(pb::BoardHealth::NotResponding) => "not responding",
+                Ok(pb::BoardHealth::Disconnected) => "disconnected",
+                _ => "in an unknown state",
+            };
+            let mut s = format!("board {health}");
+            if e.silent_ms > 0 {
+                s.push_str(&format!(" (silent {})", clock_time(e.silent_ms)));
+            }
+            s
+        }
         Kind::BoardSnapshot(e) => {
             let o = e.occupancy.clone().unwrap_or_default();
             let n = o.occupied.len() + o.white.len() + o.black.len();
@@ -519,6 +533,10 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
             "board_flooded",
             json!({"messages_per_s": e.messages_per_s, "burst": e.burst, "board_time_ms": e.board_time_ms}),
         ),
+        Kind::BoardHealthChanged(e) => (
+            "board_health_changed",
+            json!({"board_id": e.board_id, "health": name!(pb::BoardHealth, e.health), "silent_ms": e.silent_ms}),
+        ),
         Kind::AdjustAnnounced(e) => (
             "adjust_announced",
             json!({"side": name!(pb::Side, e.side), "board_time_ms": e.board_time_ms}),
@@ -717,6 +735,10 @@ pub fn game_json(g: &pb::Game) -> Value {
         "warnings": g.warnings.iter().map(|w| {
             json!({"side": name!(pb::Side, w.side), "reason": w.reason, "rule": w.rule, "seq": w.seq})
         }).collect::<Vec<_>>(),
+        "board_status": g.board_status.as_ref().map_or(Value::Null, |b| {
+            json!({"board_id": b.board_id, "health": name!(pb::BoardHealth, b.health),
+                   "since_ms": b.since.as_ref().map_or(0, |t| t.seconds * 1000 + i64::from(t.nanos / 1_000_000))})
+        }),
     })
 }
 

@@ -94,6 +94,10 @@ pub struct ServeArgs {
     /// Messages a board may send at once above that rate [default: 100].
     #[arg(long, env = "ARBITER_BOARD_BURST")]
     pub board_burst: Option<u32>,
+    /// A bound board silent this many seconds while its game's clock runs is recorded as
+    /// not responding [default: 10].
+    #[arg(long, env = "ARBITER_BOARD_SILENCE_S")]
+    pub board_silence_s: Option<u64>,
 }
 
 impl ServeArgs {
@@ -110,6 +114,7 @@ impl ServeArgs {
             max_watchers: self.max_watchers,
             board_messages_per_s: self.board_messages_per_s,
             board_burst: self.board_burst,
+            board_silence_s: self.board_silence_s,
         }
     }
 }

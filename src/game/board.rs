@@ -2,7 +2,7 @@
 //! turned into moves, touch-move obligations and irregularities (RU 1.4.6–1.4.9,
 //! 1.5.10–1.5.13; FMJD Annex 1, 4.4–4.5).
 
-use super::command::{BoardInput, Occupancy, Outcome};
+use super::command::{Actor, BoardHealth, BoardInput, Occupancy, Outcome};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, IrregularityKind, MoveSource};
 use super::tx::{Tx, check_history_rules, cite};
@@ -15,6 +15,9 @@ pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameErro
     // A flood is recorded whatever the game's state: it is about the board, not a move.
     if let BoardInput::Flooded { per_s, burst } = input {
         return flooded(tx, per_s, burst);
+    }
+    if let BoardInput::Health { health, silent_ms } = input {
+        return board_health(tx, health, silent_ms);
     }
     // Towers: a board senses one piece per square, not the stack on it, so it cannot show
     // which pieces a capture takes or frees; its input is refused, moves come as text.
@@ -63,6 +66,7 @@ pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameErro
         BoardInput::ClockPress(side) => clock_press(tx, side),
         BoardInput::Snapshot(occ) => snapshot(tx, &occ),
         BoardInput::Flooded { per_s, burst } => flooded(tx, per_s, burst),
+        BoardInput::Health { health, silent_ms } => board_health(tx, health, silent_ms),
     }
 }
 
@@ -502,4 +506,41 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
 /// A board's flood, for the arbiter (the refused messages never reached the judge).
 fn flooded(tx: &mut Tx, per_s: u32, burst: u32) -> Result<(), GameError> {
     tx.emit(EventKind::BoardFlooded { per_s, burst }, None)
+}
+
+/// What the service sees of a board's stream, recorded when it changes the bound board's
+/// state while the game can still be played: a board bound, silent while the clock runs,
+/// talking again, gone. Another board's stream going silent or ending says nothing of the
+/// board bound now, and a silence with the clocks stopped is no silence.
+fn board_health(tx: &mut Tx, health: BoardHealth, silent_ms: u64) -> Result<(), GameError> {
+    let Actor::Board(id) = tx.actor else {
+        return Err(GameError::Internal(
+            "a board's health reported by another actor".into(),
+        ));
+    };
+    if tx.s.result.is_some() {
+        return Ok(());
+    }
+    let current = tx.s.board.as_ref();
+    if current.is_some_and(|b| b.board_id == *id && b.health == health) {
+        return Ok(());
+    }
+    if health != BoardHealth::Active && current.is_none_or(|b| b.board_id != *id) {
+        return Ok(());
+    }
+    let clock_runs =
+        tx.s.clock
+            .as_ref()
+            .is_some_and(|c| matches!(c.phase(tx.now.mono_ms), crate::clock::Phase::Running(_)));
+    if health == BoardHealth::NotResponding && !clock_runs {
+        return Ok(());
+    }
+    tx.emit(
+        EventKind::BoardHealthChanged {
+            board_id: id.clone(),
+            health,
+            silent_ms,
+        },
+        None,
+    )
 }

@@ -129,6 +129,27 @@ pub enum BoardInput {
         /// The burst allowed above the rate.
         burst: u32,
     },
+    /// Not from the board: what the service sees of its stream (bound, silent while the
+    /// clock runs, talking again, gone). Recorded only when it changes the board's
+    /// state, and never after the game's end.
+    Health {
+        /// The board's state now.
+        health: BoardHealth,
+        /// How long it had been silent, ms.
+        silent_ms: u64,
+    },
+}
+
+/// How the electronic board bound to a game is doing, as the service sees its stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoardHealth {
+    /// The stream is open and the board talks.
+    Active,
+    /// The stream is open, but the board has been silent too long while the clock runs.
+    NotResponding,
+    /// The stream ended (or the service stopped) while the game was not over.
+    Disconnected,
 }
 
 /// What an arbiter gives with any action, recorded as given: the reason in their words

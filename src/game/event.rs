@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::command::{Actor, ClaimKind, OfferResponse, Outcome, Ruling};
+use super::command::{Actor, BoardHealth, ClaimKind, OfferResponse, Outcome, Ruling};
 use super::settings::GameSettings;
 use crate::clock::ClockOp;
 use crate::rules::Color;
@@ -319,6 +319,15 @@ pub enum EventKind {
         per_s: u32,
         /// The burst allowed above the rate.
         burst: u32,
+    },
+    /// The bound board's health changed (see [`BoardHealth`]).
+    BoardHealthChanged {
+        /// The board's hardware id.
+        board_id: String,
+        /// Its state now.
+        health: BoardHealth,
+        /// How long it had been silent, ms.
+        silent_ms: u64,
     },
     /// "I adjust" (RU 1.4.9).
     AdjustAnnounced {

@@ -21,14 +21,14 @@ mod tx;
 mod view;
 
 pub use command::{
-    Actor, ArbiterAction, BoardInput, ClaimKind, Command, Declared, Given, MAX_REASON_BYTES,
-    MAX_RULE_BYTES, Occupancy, OfferResponse, Outcome, Ruling,
+    Actor, ArbiterAction, BoardHealth, BoardInput, ClaimKind, Command, Declared, Given,
+    MAX_REASON_BYTES, MAX_RULE_BYTES, Occupancy, OfferResponse, Outcome, Ruling,
 };
 pub use error::{ErrorClass, GameError, ReplayError};
 pub use event::{EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming};
 pub use note::{ClockReading, ClockRun, EventNote};
 pub use session::{
-    Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
+    BoardStatus, Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
 };
 pub use settings::{GameSettings, MAX_BROADCAST_DELAY_MS, MoveCountDraws, RepetitionMode};
 pub use tx::Decided;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::command::{Actor, ClaimKind, Outcome, Ruling};
+use super::command::{Actor, BoardHealth, ClaimKind, Outcome, Ruling};
 use super::error::{GameError, ReplayError};
 use super::event::{
     EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming,
@@ -128,6 +128,17 @@ pub struct Outstanding {
     pub rule: Option<String>,
 }
 
+/// The electronic board bound to a game and how it is doing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoardStatus {
+    /// The board's hardware id.
+    pub board_id: String,
+    /// Its state.
+    pub health: BoardHealth,
+    /// When it entered that state (wall clock).
+    pub since: DateTime<Utc>,
+}
+
 /// A piece in a player's hand on an electronic board.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Hand {
@@ -171,6 +182,8 @@ pub struct Session {
     pub(super) physical: Setup,
     pub(super) pending_removal: Vec<Square>,
     pub(super) irregularity: Option<Outstanding>,
+    /// The bound board, once one was bound.
+    pub(super) board: Option<BoardStatus>,
     pub(super) referred: Vec<String>,
     pub(super) moves: History<MoveRecord>,
     pub(super) time_called: Option<Color>,
@@ -277,6 +290,7 @@ impl Session {
             physical: start.to_setup(),
             pending_removal: Vec::new(),
             irregularity: None,
+            board: None,
             referred: Vec::new(),
             moves: History::new(),
             time_called: None,
@@ -717,6 +731,15 @@ impl Session {
             EventKind::AdjustAnnounced { side } => self.touch.adjusting = Some(*side),
             // A record for the arbiter: the board's flood changes nothing in the game.
             EventKind::BoardFlooded { .. } => {}
+            EventKind::BoardHealthChanged {
+                board_id, health, ..
+            } => {
+                self.board = Some(BoardStatus {
+                    board_id: board_id.clone(),
+                    health: *health,
+                    since: e.at.wall,
+                });
+            }
             EventKind::RemovalComplete { .. } => self.pending_removal.clear(),
             EventKind::BoardSnapshot {
                 white,
@@ -839,6 +862,14 @@ impl Session {
                 until_ms,
                 charged,
             } => {
+                // The service was down: no board stream outlived it.
+                if let Some(b) = self.board.as_mut()
+                    && b.health != BoardHealth::Disconnected
+                {
+                    b.health = BoardHealth::Disconnected;
+                    let gap = i64::try_from(until_ms.saturating_sub(*from_ms)).unwrap_or(0);
+                    b.since = e.at.wall - chrono::Duration::milliseconds(gap);
+                }
                 if let Some(c) = self.clock.as_mut()
                     && !*charged
                     && matches!(c.phase(*from_ms), crate::clock::Phase::Running(_))

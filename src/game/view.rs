@@ -6,7 +6,7 @@ use super::error::ReplayError;
 use super::event::GameEvent;
 use super::note::ClockReading;
 use super::session::{
-    Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
+    BoardStatus, Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
 };
 use super::settings::GameSettings;
 use crate::rules::{Color, Variant};
@@ -44,6 +44,9 @@ pub struct GameView {
     pub result: Option<GameResult>,
     /// The last event's seq.
     pub last_seq: u64,
+    /// The electronic board bound to the game, once one was.
+    #[serde(default)]
+    pub board: Option<BoardStatus>,
 }
 
 impl GameView {
@@ -129,6 +132,7 @@ impl Session {
             pending_removal: self.pending_removal(),
             result: self.result.clone(),
             last_seq: self.seq,
+            board: self.board.clone(),
         }
     }
 }

@@ -19,6 +19,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
+use crate::game::BoardHealth;
 use crate::rules::Variant;
 use crate::store::CommitObserver;
 
@@ -218,6 +219,10 @@ pub struct Metrics {
     takeover_seconds: Gauge<f64, AtomicU64>,
     delayed: DelayedEvents,
     boards: Gauge,
+    /// Bound boards by health: active, not responding.
+    board_health: [Gauge; 2],
+    /// Recorded health changes: active, not responding, disconnected.
+    board_health_changes: [Counter; 3],
     recovery_seconds: Gauge<f64, AtomicU64>,
     recovered_games: Gauge,
     quarantined_games: Gauge,
@@ -357,6 +362,23 @@ impl Metrics {
             "Open electronic-board streams (BoardService.Connect)",
             boards.clone(),
         );
+        let health_family = Family::<Labels, Gauge>::default();
+        let board_health = ["active", "not_responding"]
+            .map(|h| health_family.get_or_create(&vec![("health", h)]).clone());
+        registry.register(
+            "boards_bound",
+            "Board streams bound to a running game, by health: active, not_responding (silent \
+             for board_silence_s while the clock runs)",
+            health_family,
+        );
+        let changes_family = Family::<Labels, Counter>::default();
+        let board_health_changes = ["active", "not_responding", "disconnected"]
+            .map(|h| changes_family.get_or_create(&vec![("health", h)]).clone());
+        registry.register(
+            "board_health_changes",
+            "Board health changes recorded in games (BoardHealthChanged), by the new health",
+            changes_family,
+        );
         let recovery_seconds = Gauge::<f64, AtomicU64>::default();
         registry.register(
             "recovery_duration_seconds",
@@ -394,6 +416,8 @@ impl Metrics {
             takeover_seconds,
             delayed,
             boards,
+            board_health,
+            board_health_changes,
             recovery_seconds,
             recovered_games,
             quarantined_games,
@@ -493,6 +517,27 @@ impl Metrics {
     #[must_use]
     pub fn board(self: &Arc<Self>) -> GaugeGuard {
         GaugeGuard::new(self.boards.clone())
+    }
+
+    /// A bound board is in `health` (active or not responding) until the guard drops;
+    /// `None` for a disconnected one.
+    #[must_use]
+    pub fn board_health(self: &Arc<Self>, health: BoardHealth) -> Option<GaugeGuard> {
+        match health {
+            BoardHealth::Active => Some(GaugeGuard::new(self.board_health[0].clone())),
+            BoardHealth::NotResponding => Some(GaugeGuard::new(self.board_health[1].clone())),
+            BoardHealth::Disconnected => None,
+        }
+    }
+
+    /// A game recorded a board health change to `health`.
+    pub fn board_health_changed(&self, health: BoardHealth) {
+        let i = match health {
+            BoardHealth::Active => 0,
+            BoardHealth::NotResponding => 1,
+            BoardHealth::Disconnected => 2,
+        };
+        self.board_health_changes[i].inc();
     }
 
     /// Start-up recovery took `took` and brought back `games` games.

@@ -179,6 +179,9 @@ pub struct FileLimits {
     pub board_messages_per_s: Option<u32>,
     /// Messages a board may send at once above that rate.
     pub board_burst: Option<u32>,
+    /// Seconds of silence, while the clock runs, after which a bound board is recorded
+    /// as not responding.
+    pub board_silence_s: Option<u64>,
 }
 
 impl FileLimits {
@@ -197,6 +200,7 @@ impl FileLimits {
             max_watchers: self.max_watchers.or(under.max_watchers),
             board_messages_per_s: self.board_messages_per_s.or(under.board_messages_per_s),
             board_burst: self.board_burst.or(under.board_burst),
+            board_silence_s: self.board_silence_s.or(under.board_silence_s),
         }
     }
 }
@@ -225,6 +229,8 @@ pub struct Limits {
     pub board_messages_per_s: u32,
     /// A board stream's burst above it.
     pub board_burst: u32,
+    /// A bound board silent this long while its clock runs is not responding.
+    pub board_silence: Duration,
 }
 
 impl Default for Limits {
@@ -240,6 +246,7 @@ impl Default for Limits {
             max_watchers: 50_000,
             board_messages_per_s: 20,
             board_burst: 100,
+            board_silence: Duration::from_secs(10),
         }
     }
 }
@@ -301,6 +308,11 @@ impl Limits {
                 d.board_messages_per_s,
             )?,
             board_burst: positive("board_burst", file.board_burst, d.board_burst)?,
+            board_silence: Duration::from_secs(positive(
+                "board_silence_s",
+                file.board_silence_s,
+                d.board_silence.as_secs(),
+            )?),
         })
     }
 }
@@ -718,7 +730,8 @@ mod tests {
             .expect("defaults");
         assert_eq!(c.limits, Limits::default());
         let mut file: FileConfig = toml::from_str(
-            "[limits]\nmax_connections = 64\nidle_timeout_s = 0\nboard_messages_per_s = 5\n",
+            "[limits]\nmax_connections = 64\nidle_timeout_s = 0\nboard_messages_per_s = 5\n\
+             board_silence_s = 3\n",
         )
         .expect("toml");
         file.override_limits(FileLimits {
@@ -729,6 +742,7 @@ mod tests {
         assert_eq!(c.limits.max_connections, 32, "the flag wins");
         assert_eq!(c.limits.idle_timeout, None, "0: no idle timeout");
         assert_eq!(c.limits.board_messages_per_s, 5);
+        assert_eq!(c.limits.board_silence, Duration::from_secs(3));
         assert_eq!(c.limits.max_watchers, Limits::default().max_watchers);
         let file: FileConfig = toml::from_str("[limits]\nmax_watchers = 0\n").expect("toml");
         let e = Config::resolve(file, None, None, true, None, None, false).expect_err("0");

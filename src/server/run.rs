@@ -276,7 +276,8 @@ async fn serve_grpc(
         .with_board_rate(BoardRate {
             per_s: limits.board_messages_per_s,
             burst: limits.board_burst,
-        });
+        })
+        .with_board_silence(limits.board_silence);
     tracing::info!(addr = ?listener.local_addr().ok(), tls = tls.is_some(), "serving");
     let mut builder = tonic::transport::Server::builder()
         // grpc-web from browsers and the HTTP routes (src/web) come over HTTP/1.1 too.

@@ -397,6 +397,15 @@ async fn every_field_of_every_event_is_filled_somewhere() {
     //    adjust"; a capture with its removal; a press; snapshots; an accepted offer.
     t.create("board", "", "10m+5s", |_| {}).await;
     // A piece that cannot move (a1 behind its own men), then c3, which binds.
+    // The board's health as its stream sees it: talking again after a silence.
+    t.board(
+        "board",
+        BoardInput::Health {
+            health: draughts_arbiter::game::BoardHealth::Active,
+            silent_ms: 1_500,
+        },
+    )
+    .await;
     t.board("board", BoardInput::Touch(29)).await;
     t.board("board", BoardInput::Touch(22)).await;
     t.board("board", BoardInput::Lift(22)).await;
@@ -771,7 +780,29 @@ fn fold(id: &str, events: &[pb::GameEvent]) -> pb::Game {
             Kind::ClocksResumed(r) => clock(&r.clock, &mut g),
             Kind::ClockAdjusted(a) => clock(&a.clock, &mut g),
             Kind::FlagFell(f) => clock(&f.clock, &mut g),
-            Kind::OutageRecorded(o) => clock(&o.clock, &mut g),
+            Kind::OutageRecorded(o) => {
+                clock(&o.clock, &mut g);
+                // No board stream outlives the service: disconnected since it stopped.
+                if let Some(b) = g.board_status.as_mut()
+                    && b.health != pb::BoardHealth::Disconnected as i32
+                {
+                    b.health = pb::BoardHealth::Disconnected as i32;
+                    b.since = e.server_time.map(|t| {
+                        let ms = t.seconds * 1000 + i64::from(t.nanos / 1_000_000) - o.duration_ms;
+                        prost_types::Timestamp {
+                            seconds: ms.div_euclid(1000),
+                            nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
+                        }
+                    });
+                }
+            }
+            Kind::BoardHealthChanged(h) => {
+                g.board_status = Some(pb::BoardStatus {
+                    board_id: h.board_id.clone(),
+                    health: h.health,
+                    since: e.server_time,
+                });
+            }
             Kind::GameFinished(f) => {
                 g.status = pb::GameStatus::Finished as i32;
                 g.result = f.result;

@@ -707,7 +707,7 @@ async fn every_malformed_request_gets_its_code_and_changes_nothing() {
 async fn a_board_that_sends_garbage_is_refused_message_by_message() {
     let s = start().await;
     game(&s, "g1").await;
-    let before = state(&s, "g1").await;
+    let mut before = state(&s, "g1").await;
     let (tx, rx) = tokio::sync::mpsc::channel(16);
     let mut feed = BoardServiceClient::new(s.channel.clone())
         .connect(req("arb", tokio_stream::wrappers::ReceiverStream::new(rx)))
@@ -803,7 +803,17 @@ async fn a_board_that_sends_garbage_is_refused_message_by_message() {
                 assert_eq!(r.code, code, "message {id}: {}", r.message);
                 assert!(r.message.starts_with(starts), "message {id}: {}", r.message);
             }
-            Some(pb::board_feedback::Kind::Bound(_)) => assert_eq!(code, "", "message {id}"),
+            Some(pb::board_feedback::Kind::Bound(_)) => {
+                assert_eq!(code, "", "message {id}");
+                // The bind records the board as active (its health), and nothing else.
+                let bound = state(&s, "g1").await;
+                assert_eq!(bound.1.len(), before.1.len() + 1, "message {id}");
+                assert!(matches!(
+                    bound.1.last().and_then(|e| e.kind.as_ref()),
+                    Some(pb::game_event::Kind::BoardHealthChanged(_))
+                ));
+                before = bound;
+            }
             other => panic!("message {id}: {other:?}"),
         }
     }

@@ -2,7 +2,9 @@
 //! fsync and ack latency histograms, active games, watchers)"): the real server on
 //! 127.0.0.1:0 with its SQLite log and a metrics port; moves, a refusal, a watcher and a
 //! board move the counters and gauges, read back from `GET /metrics`; `/healthz` and
-//! `/readyz` answer the probes; shutdown closes the metrics port too.
+//! `/readyz` answer the probes; shutdown closes the metrics port too. A bound board's
+//! health (issue 16 item 3) is recorded in its game, shown by GetGame and ListGames, and
+//! counted.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -87,6 +89,10 @@ struct Server {
 }
 
 async fn start() -> Server {
+    start_with(FileConfig::default()).await
+}
+
+async fn start_with(file: FileConfig) -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let grpc = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -97,7 +103,7 @@ async fn start() -> Server {
         .expect("bind");
     let metrics_addr = metrics_listener.local_addr().expect("addr");
     let config = Config::resolve(
-        FileConfig::default(),
+        file,
         Some(addr),
         Some(dir.path().to_path_buf()),
         false,
@@ -228,30 +234,7 @@ async fn counters_and_gauges_follow_moves_refusals_watchers_and_boards() {
         .expect("an event")
         .expect("the first event");
 
-    let (board_tx, board_rx) = tokio::sync::mpsc::channel::<pb::BoardMessage>(4);
-    let outbound = async_stream::stream! {
-        let mut rx = board_rx;
-        while let Some(m) = rx.recv().await {
-            yield m;
-        }
-    };
-    let mut board = BoardServiceClient::new(s.channel.clone())
-        .connect(outbound)
-        .await
-        .expect("board stream")
-        .into_inner();
-    board_tx
-        .send(pb::BoardMessage {
-            message_id: 1,
-            board_time_ms: 0,
-            kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
-                game_id: id.clone(),
-                board_id: "dgt-1".into(),
-            })),
-        })
-        .await
-        .expect("send bind");
-    board.next().await.expect("feedback").expect("bound");
+    let (board_tx, board, _) = bind_board(&s.channel, &id, "dgt-1").await;
 
     let text = scrape(s.metrics).await;
     assert_eq!(
@@ -276,12 +259,13 @@ async fn counters_and_gauges_follow_moves_refusals_watchers_and_boards() {
         ),
         1.0
     );
-    // Start and two moves were acknowledged after their events were durable.
-    assert_eq!(value(&text, "arbiter_commands_acknowledged_total"), 3.0);
-    assert_eq!(value(&text, "arbiter_ack_latency_seconds_count"), 3.0);
+    // Start, two moves and the bound board's health (active) were acknowledged after
+    // their events were durable.
+    assert_eq!(value(&text, "arbiter_commands_acknowledged_total"), 4.0);
+    assert_eq!(value(&text, "arbiter_ack_latency_seconds_count"), 4.0);
     assert_eq!(
         value(&text, "arbiter_ack_latency_seconds_bucket{le=\"+Inf\"}"),
-        3.0
+        4.0
     );
     assert!(value(&text, "arbiter_ack_latency_seconds_sum") > 0.0);
     // Created, started, two moves (each with its clock press, or more): at least 4.
@@ -351,4 +335,218 @@ async fn counters_and_gauges_follow_moves_refusals_watchers_and_boards() {
         tokio::net::TcpStream::connect(s.metrics).await.is_err(),
         "metrics port closed after shutdown"
     );
+}
+
+/// A board stream bound to `game` as `board_id`: its sender, its feedback and the game
+/// the bind answered with.
+async fn bind_board(
+    channel: &Channel,
+    game: &str,
+    board_id: &str,
+) -> (
+    tokio::sync::mpsc::Sender<pb::BoardMessage>,
+    tonic::Streaming<pb::BoardFeedback>,
+    pb::Game,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel::<pb::BoardMessage>(4);
+    let mut board = BoardServiceClient::new(channel.clone())
+        .connect(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .expect("board stream")
+        .into_inner();
+    tx.send(pb::BoardMessage {
+        message_id: 1,
+        board_time_ms: 0,
+        kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
+            game_id: game.into(),
+            board_id: board_id.into(),
+        })),
+    })
+    .await
+    .expect("send bind");
+    loop {
+        match board.next().await.expect("feedback").expect("ok").kind {
+            Some(pb::board_feedback::Kind::Bound(g)) => return (tx, board, g),
+            _ => continue,
+        }
+    }
+}
+
+/// The next event of `health` the board hears of its own game (message id 0: recorded
+/// by the stream, not in answer to a message).
+async fn health_event(
+    board: &mut tonic::Streaming<pb::BoardFeedback>,
+    want: pb::BoardHealth,
+) -> (pb::BoardHealthChanged, pb::GameEvent) {
+    loop {
+        let f = tokio::time::timeout(Duration::from_secs(5), board.next())
+            .await
+            .unwrap_or_else(|_| panic!("no {want:?} within 5 s"))
+            .expect("stream open")
+            .expect("feedback");
+        if let Some(pb::board_feedback::Kind::Event(e)) = &f.kind
+            && let Some(pb::game_event::Kind::BoardHealthChanged(h)) = &e.kind
+            && h.health == want as i32
+        {
+            return (h.clone(), e.clone());
+        }
+    }
+}
+
+#[tokio::test]
+async fn board_health_is_recorded_shown_and_counted() {
+    let file: FileConfig = toml::from_str("[limits]\nboard_silence_s = 1\n").expect("config file");
+    let mut s = start_with(file).await;
+    let mut games = GameServiceClient::new(s.channel.clone());
+    let id = "health".to_string();
+    games
+        .create_game(pb::CreateGameRequest {
+            game_id: id.clone(),
+            variant: pb::Variant::Russian as i32,
+            time_control: "5m+3s".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("create");
+    let status = |g: &pb::Game| {
+        g.board_status
+            .as_ref()
+            .map(|b| (b.board_id.clone(), b.health))
+    };
+    let get = |games: &mut GameServiceClient<Channel>| {
+        let mut games = games.clone();
+        let id = id.clone();
+        async move {
+            games
+                .get_game(pb::GetGameRequest { game_id: id })
+                .await
+                .expect("get")
+                .into_inner()
+        }
+    };
+    assert_eq!(status(&get(&mut games).await), None, "no board bound yet");
+
+    let (board_tx, mut board, bound) = bind_board(&s.channel, &id, "dgt-9").await;
+    let active = Some(("dgt-9".to_string(), pb::BoardHealth::Active as i32));
+    // Recorded before the bound view (which shows it), so not sent again.
+    assert_eq!(status(&bound), active, "the bound game shows the board");
+    let text = scrape(s.metrics).await;
+    assert_eq!(value(&text, "arbiter_boards_bound{health=\"active\"}"), 1.0);
+
+    // Silent before the start: no clock runs, so nothing is recorded.
+    tokio::time::sleep(Duration::from_millis(2_200)).await;
+    assert_eq!(status(&get(&mut games).await), active);
+    games
+        .start_game(pb::StartGameRequest {
+            game_id: id.clone(),
+            expected_seq: 0,
+        })
+        .await
+        .expect("start");
+    // White's clock runs: silent for board_silence_s, the board is not responding.
+    let (h, _) = health_event(&mut board, pb::BoardHealth::NotResponding).await;
+    assert!(h.silent_ms >= 1_000, "{h:?}");
+    assert_eq!(
+        status(&get(&mut games).await),
+        Some(("dgt-9".to_string(), pb::BoardHealth::NotResponding as i32))
+    );
+    let text = scrape(s.metrics).await;
+    assert_eq!(
+        value(&text, "arbiter_boards_bound{health=\"not_responding\"}"),
+        1.0
+    );
+    assert_eq!(value(&text, "arbiter_boards_bound{health=\"active\"}"), 0.0);
+    assert_eq!(
+        value(
+            &text,
+            "arbiter_board_health_changes_total{health=\"not_responding\"}"
+        ),
+        1.0
+    );
+    // Its next message: active again, recorded before what the message does.
+    board_tx
+        .send(pb::BoardMessage {
+            message_id: 2,
+            board_time_ms: 0,
+            kind: Some(pb::board_message::Kind::Touch(pb::BoardSquare {
+                square: 22,
+            })),
+        })
+        .await
+        .expect("send touch");
+    let (h, again) = health_event(&mut board, pb::BoardHealth::Active).await;
+    assert!(h.silent_ms >= 1_000, "{h:?}");
+    assert!(
+        format!("{:?}", again.actor).contains("dgt-9"),
+        "{:?}",
+        again.actor
+    );
+    assert_eq!(status(&get(&mut games).await), active);
+    // The stream ends while the game runs: disconnected, in GetGame and ListGames.
+    drop(board_tx);
+    drop(board);
+    let mut shown = None;
+    for _ in 0..100 {
+        shown = status(&get(&mut games).await);
+        if shown
+            .as_ref()
+            .is_some_and(|(_, h)| *h == pb::BoardHealth::Disconnected as i32)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        shown,
+        Some(("dgt-9".to_string(), pb::BoardHealth::Disconnected as i32))
+    );
+    let listed = games
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .expect("list")
+        .into_inner()
+        .games;
+    assert_eq!(
+        listed.iter().find(|g| g.id == id).and_then(status),
+        Some(("dgt-9".to_string(), pb::BoardHealth::Disconnected as i32))
+    );
+    let text = scrape(s.metrics).await;
+    assert_eq!(value(&text, "arbiter_boards_bound{health=\"active\"}"), 0.0);
+    assert_eq!(
+        value(
+            &text,
+            "arbiter_board_health_changes_total{health=\"disconnected\"}"
+        ),
+        1.0
+    );
+    // The arbiter sees each change on the game's watch, in order, by the board.
+    let mut watch = BroadcastServiceClient::new(s.channel.clone())
+        .watch_game(pb::WatchGameRequest {
+            game_id: id.clone(),
+            from_seq: 0,
+        })
+        .await
+        .expect("watch")
+        .into_inner();
+    let last = get(&mut games).await.last_seq;
+    let mut changes = Vec::new();
+    while let Some(e) = watch.next().await {
+        let e = e.expect("event");
+        if let Some(pb::game_event::Kind::BoardHealthChanged(h)) = &e.kind {
+            assert_eq!(h.board_id, "dgt-9");
+            changes.push(h.health);
+        }
+        if e.seq == last {
+            break;
+        }
+    }
+    use pb::BoardHealth::{Active, Disconnected, NotResponding};
+    assert_eq!(
+        changes,
+        [Active, NotResponding, Active, Disconnected].map(|h| h as i32)
+    );
+    if let Some(stop) = s.stop.take() {
+        let _ = stop.send(());
+    }
+    (&mut s.done).await.expect("server");
 }

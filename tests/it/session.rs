@@ -1460,3 +1460,65 @@ fn move_numbers_count_from_the_variants_first_player() {
         .collect();
     assert_eq!(numbers, vec![1, 1, 2]);
 }
+
+/// Board health (issue 16 item 3): recorded when it changes the bound board's state,
+/// by the board as actor; a repeat, another board's silence or end, a silence with the
+/// clocks stopped and anything after the end record nothing; an outage leaves no board
+/// connected.
+#[test]
+fn board_health_is_recorded_only_when_it_changes_and_while_it_matters() {
+    use draughts_arbiter::game::BoardHealth::{Active, Disconnected, NotResponding};
+    let health = |h, silent_ms| {
+        Command::Board(BoardInput::Health {
+            health: h,
+            silent_ms,
+        })
+    };
+    let b1 = || Actor::Board("b1".into());
+    let mut t = Table::russian();
+    assert_eq!(t.s.view(0).board, None, "no board bound yet");
+    let ev = t.ok(b1(), health(Active, 0));
+    assert!(
+        matches!(&ev[..], [e] if matches!(&e.kind, EventKind::BoardHealthChanged { board_id, health: Active, silent_ms: 0 } if board_id == "b1")),
+        "{ev:?}"
+    );
+    assert!(t.ok(b1(), health(Active, 0)).is_empty(), "a repeat");
+    let other = Actor::Board("b2".into());
+    assert!(t.ok(other.clone(), health(NotResponding, 9_000)).is_empty());
+    assert!(t.ok(other, health(Disconnected, 9_000)).is_empty());
+    // Silent while White's clock runs.
+    t.at(12_000);
+    let ev = t.ok(b1(), health(NotResponding, 12_000));
+    assert!(
+        matches!(&ev[..], [e] if matches!(e.kind, EventKind::BoardHealthChanged { health: NotResponding, .. }))
+    );
+    let view = t.s.view(12_000);
+    let board = view.board.expect("the board");
+    assert_eq!(
+        (board.board_id.as_str(), board.health),
+        ("b1", NotResponding)
+    );
+    assert_eq!(t.ok(b1(), health(Active, 12_500)).len(), 1, "talking again");
+    // With the clocks stopped a silence is no silence.
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::PauseClocks, Given::default()),
+    );
+    t.at(30_000);
+    assert!(t.ok(b1(), health(NotResponding, 20_000)).is_empty());
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::ResumeClocks, Given::default()),
+    );
+    assert_eq!(t.ok(b1(), health(Disconnected, 100)).len(), 1);
+    assert_eq!(t.s.view(30_000).board.map(|b| b.health), Some(Disconnected));
+    // Bound again, then the service is down for a while: no board outlived it.
+    t.ok(b1(), health(Active, 0));
+    t.at(31_000);
+    let outage = t.s.record_outage(Now::from_mono(40_000), false);
+    t.log.extend(outage);
+    t.t = 40_000;
+    assert_eq!(t.s.view(40_000).board.map(|b| b.health), Some(Disconnected));
+    t.ok(Actor::Player(White), Command::Resign { side: White });
+    assert!(t.ok(b1(), health(Active, 0)).is_empty(), "after the end");
+}
