@@ -202,6 +202,8 @@ pub fn session(
                         // still bind to another game.
                         watch = None;
                         _counted = None;
+                        // Over: its board's health no longer matters.
+                        farewell.to = None;
                         continue;
                     }
                 },
