@@ -45,8 +45,6 @@ pub(super) struct Node {
 struct Spec {
     valid: u64,
     promo: [u64; 2],
-    /// The directions a man moves in, by colour, one bit per direction.
-    man_moves: [u8; 2],
     /// The directions a man captures in, by colour, one bit per direction.
     man_caps: [u8; 2],
     flying: bool,
@@ -61,6 +59,8 @@ trait Side {
     /// The order in which the general generator tries a man's capture directions
     /// (up-left, up-right, down-left, down-right as White sees them: forward first).
     const ORDER: [usize; 4];
+    /// The directions a man moves in: forward.
+    const FORWARD: [usize; 2];
     type Other: Side;
 }
 
@@ -70,12 +70,14 @@ struct Black;
 impl Side for White {
     const US: usize = 0;
     const ORDER: [usize; 4] = [0, 1, 2, 3];
+    const FORWARD: [usize; 2] = [0, 1];
     type Other = Black;
 }
 
 impl Side for Black {
     const US: usize = 1;
     const ORDER: [usize; 4] = [2, 3, 0, 1];
+    const FORWARD: [usize; 2] = [2, 3];
     type Other = White;
 }
 
@@ -148,7 +150,6 @@ const fn sideways(d: usize) -> [usize; 2] {
 pub(super) fn applies(pos: &Position) -> bool {
     let t = Tables::of(pos.variant);
     let r = t.rules;
-    let diagonal = |dirs: &[usize]| dirs.iter().all(|&d| d < 4);
     t.g.kind != BoardKind::Orthogonal8x8
         && pos.stacked == 0
         && r.removal == Removal::AfterMove
@@ -160,8 +161,8 @@ pub(super) fn applies(pos: &Position) -> bool {
         && t.hops.is_empty()
         && t.king_caps == [0, 1, 2, 3]
         && t.king_dirs == [0, 1, 2, 3]
-        && diagonal(&t.man_moves[0])
-        && diagonal(&t.man_moves[1])
+        && t.man_moves[0] == White::FORWARD
+        && t.man_moves[1] == Black::FORWARD
         && in_order(&t.man_caps[0], White::ORDER)
         && in_order(&t.man_caps[1], Black::ORDER)
 }
@@ -172,7 +173,6 @@ pub(super) fn perft(pos: &Position, depth: u32) -> u64 {
     let spec = Spec {
         valid: t.g.valid,
         promo: t.promo,
-        man_moves: [mask(&t.man_moves[0]), mask(&t.man_moves[1])],
         man_caps: [mask(&t.man_caps[0]), mask(&t.man_caps[1])],
         flying: t.rules.king_range == KingRange::Flying,
         max_capture: t.rules.capture_choice == CaptureChoice::MaximumPieces,
@@ -187,19 +187,35 @@ pub(super) fn perft(pos: &Position, depth: u32) -> u64 {
         return 1;
     }
     let mut buffers: Vec<Vec<Node>> = (0..depth).map(|_| Vec::with_capacity(64)).collect();
-    match (t.g.kind, pos.turn) {
-        (BoardKind::Diagonal8x8, Color::White) => {
-            perft_node::<4, White>(&spec, node, depth, &mut buffers)
+    let backwards = spec.man_caps == [0b1111, 0b1111];
+    match (t.g.kind, backwards) {
+        (BoardKind::Diagonal8x8, true) => {
+            run::<4, true>(&spec, node, pos.turn, depth, &mut buffers)
         }
-        (BoardKind::Diagonal8x8, Color::Black) => {
-            perft_node::<4, Black>(&spec, node, depth, &mut buffers)
+        (BoardKind::Diagonal8x8, false) => {
+            run::<4, false>(&spec, node, pos.turn, depth, &mut buffers)
         }
-        (_, Color::White) => perft_node::<5, White>(&spec, node, depth, &mut buffers),
-        (_, Color::Black) => perft_node::<5, Black>(&spec, node, depth, &mut buffers),
+        (_, true) => run::<5, true>(&spec, node, pos.turn, depth, &mut buffers),
+        (_, false) => run::<5, false>(&spec, node, pos.turn, depth, &mut buffers),
     }
 }
 
-fn perft_node<const N: u32, S: Side>(
+/// Perft on a board with `N` dark squares a row; `B`: men capture in all four directions
+/// (every fast game but English), so that their directions need no test.
+fn run<const N: u32, const B: bool>(
+    spec: &Spec,
+    node: Node,
+    turn: Color,
+    depth: u32,
+    buffers: &mut [Vec<Node>],
+) -> u64 {
+    match turn {
+        Color::White => perft_node::<N, B, White>(spec, node, depth, buffers),
+        Color::Black => perft_node::<N, B, Black>(spec, node, depth, buffers),
+    }
+}
+
+fn perft_node<const N: u32, const B: bool, S: Side>(
     spec: &Spec,
     node: Node,
     depth: u32,
@@ -208,20 +224,20 @@ fn perft_node<const N: u32, S: Side>(
     let (moves, rest) = buffers.split_first_mut().expect("one buffer per ply");
     moves.clear();
     if depth == 1 {
-        return count::<N, S>(spec, &node, moves);
+        return count::<N, B, S>(spec, &node, moves);
     }
-    generate::<N, S>(spec, &node, moves);
+    generate::<N, B, S>(spec, &node, moves);
     let mut total = 0;
     if depth == 2 {
         let scratch = &mut rest[0];
         for child in moves.iter() {
             scratch.clear();
-            total += count::<N, S::Other>(spec, child, scratch);
+            total += count::<N, B, S::Other>(spec, child, scratch);
         }
         return total;
     }
     for child in moves.iter() {
-        total += perft_node::<N, S::Other>(spec, *child, depth - 1, rest);
+        total += perft_node::<N, B, S::Other>(spec, *child, depth - 1, rest);
     }
     total
 }
@@ -229,10 +245,10 @@ fn perft_node<const N: u32, S: Side>(
 /// The men of `men` that can capture in some direction of `dirs` (an opponent's piece
 /// beside them, an empty square behind it).
 #[inline(always)]
-fn jumpers<const N: u32>(men: u64, opp: u64, empty: u64, dirs: u8) -> u64 {
+fn jumpers<const N: u32, const B: bool>(men: u64, opp: u64, empty: u64, dirs: u8) -> u64 {
     let mut found = 0;
     each_dir!(d in ALL => {
-        if dirs & 1 << d != 0 {
+        if B || dirs & 1 << d != 0 {
             let b = back(d);
             found |= step::<N>(step::<N>(empty, b) & opp, b);
         }
@@ -267,14 +283,18 @@ fn king_jumpers<const N: u32>(kings: u64, opp: u64, empty: u64, flying: bool) ->
 
 /// Appends the captures of the side to move to `out`; returns whether there were any.
 #[inline(always)]
-fn captures<const N: u32, S: Side>(spec: &Spec, node: &Node, out: &mut Vec<Node>) -> bool {
+fn captures<const N: u32, const B: bool, S: Side>(
+    spec: &Spec,
+    node: &Node,
+    out: &mut Vec<Node>,
+) -> bool {
     let us = S::US;
     let own = node.p[us];
     let opp = node.p[1 - us];
     let empty = spec.valid & !(own | opp);
     let men = own & !node.kings;
     let kings = own & node.kings;
-    let mut movers = jumpers::<N>(men, opp, empty, spec.man_caps[us]);
+    let mut movers = jumpers::<N, B>(men, opp, empty, spec.man_caps[us]);
     let mut kings = if kings == 0 {
         0
     } else {
@@ -284,7 +304,7 @@ fn captures<const N: u32, S: Side>(spec: &Spec, node: &Node, out: &mut Vec<Node>
         return false;
     }
     let start = out.len();
-    let mut search = Capture::<N, S> {
+    let mut search = Capture::<N, B, S> {
         spec,
         side: PhantomData,
         node: *node,
@@ -313,29 +333,27 @@ fn captures<const N: u32, S: Side>(spec: &Spec, node: &Node, out: &mut Vec<Node>
 }
 
 /// Appends every legal move's position to `out`.
-fn generate<const N: u32, S: Side>(spec: &Spec, node: &Node, out: &mut Vec<Node>) {
+fn generate<const N: u32, const B: bool, S: Side>(spec: &Spec, node: &Node, out: &mut Vec<Node>) {
     let us = S::US;
-    if captures::<N, S>(spec, node, out) {
+    if captures::<N, B, S>(spec, node, out) {
         return;
     }
     let own = node.p[us];
     let empty = spec.valid & !(own | node.p[1 - us]);
     let men = own & !node.kings;
     let promo = spec.promo[us];
-    each_dir!(d in ALL => {
-        if spec.man_moves[us] & 1 << d != 0 {
-            let mut to = step::<N>(men, d) & empty;
-            while to != 0 {
-                let t = to & to.wrapping_neg();
-                to ^= t;
-                let f = step::<N>(t, back(d));
-                let mut next = *node;
-                next.p[us] ^= f | t;
-                next.kings |= t & promo;
-                out.push(next);
-            }
+    for d in S::FORWARD {
+        let mut to = step::<N>(men, d) & empty;
+        while to != 0 {
+            let t = to & to.wrapping_neg();
+            to ^= t;
+            let f = step::<N>(t, back(d));
+            let mut next = *node;
+            next.p[us] ^= f | t;
+            next.kings |= t & promo;
+            out.push(next);
         }
-    });
+    }
     let mut kings = own & node.kings;
     while kings != 0 {
         let k = kings & kings.wrapping_neg();
@@ -356,22 +374,25 @@ fn generate<const N: u32, S: Side>(spec: &Spec, node: &Node, out: &mut Vec<Node>
     }
 }
 
-/// The number of legal moves; `scratch` holds the captures, if any.
-fn count<const N: u32, S: Side>(spec: &Spec, node: &Node, scratch: &mut Vec<Node>) -> u64 {
+/// The number of legal moves; `scratch` holds the captures, if any. Inlined into the
+/// loop over the last ply but one, where most of the time goes.
+#[inline(always)]
+fn count<const N: u32, const B: bool, S: Side>(
+    spec: &Spec,
+    node: &Node,
+    scratch: &mut Vec<Node>,
+) -> u64 {
     let us = S::US;
-    if captures::<N, S>(spec, node, scratch) {
+    if captures::<N, B, S>(spec, node, scratch) {
         return scratch.len() as u64;
     }
     let own = node.p[us];
     let occupied = own | node.p[1 - us];
     let empty = spec.valid & !occupied;
     let men = own & !node.kings;
-    let mut n = 0u64;
-    each_dir!(d in ALL => {
-        if spec.man_moves[us] & 1 << d != 0 {
-            n += u64::from((step::<N>(men, d) & empty).count_ones());
-        }
-    });
+    let [left, right] = S::FORWARD;
+    let mut n = u64::from((step::<N>(men, left) & empty).count_ones())
+        + u64::from((step::<N>(men, right) & empty).count_ones());
     let mut kings = own & node.kings;
     if kings == 0 {
         return n;
@@ -411,7 +432,7 @@ fn nearest(bits: u64, d: usize) -> u64 {
 
 /// The capture search of one position: one piece at a time (`from`), its moves appended
 /// to `out` from `start` on.
-struct Capture<'a, const N: u32, S: Side> {
+struct Capture<'a, const N: u32, const B: bool, S: Side> {
     spec: &'a Spec,
     side: PhantomData<S>,
     node: Node,
@@ -426,7 +447,7 @@ struct Capture<'a, const N: u32, S: Side> {
     out: &'a mut Vec<Node>,
 }
 
-impl<const N: u32, S: Side> Capture<'_, N, S> {
+impl<const N: u32, const B: bool, S: Side> Capture<'_, N, B, S> {
     /// A finished capture ending on `to` that took `taken`; `king`: the piece is (or has
     /// become) a king there.
     #[inline(always)]
@@ -465,7 +486,7 @@ impl<const N: u32, S: Side> Capture<'_, N, S> {
         each_dir!(d in S::ORDER => {
             let victim = step::<N>(at, d) & opp;
             let land = step::<N>(victim, d) & self.empty;
-            if dirs & 1 << d != 0 && land != 0 {
+            if (B || dirs & 1 << d != 0) && land != 0 {
                 found = true;
                 let taken = taken | victim;
                 if land & promo != 0 {
@@ -494,7 +515,7 @@ impl<const N: u32, S: Side> Capture<'_, N, S> {
         let dirs = self.spec.man_caps[S::US];
         let mut on = 0;
         each_dir!(d in ALL => {
-            if dirs & 1 << d != 0 {
+            if B || dirs & 1 << d != 0 {
                 on |= step::<N>(step::<N>(at, d) & opp, d);
             }
         });
