@@ -315,6 +315,13 @@ impl Geometry {
         self.ray[dir][sq as usize]
     }
 
+    /// Every square's ray in every direction ([`Geometry::ray`]), indexed by direction
+    /// and square.
+    #[inline]
+    pub(crate) fn rays(&self) -> &[[Bitboard; 64]; 8] {
+        &self.ray
+    }
+
     /// The squares one step in `dir` from each square of `from` (those that exist).
     #[inline]
     pub fn step_all(&self, from: Bitboard, dir: usize) -> Bitboard {

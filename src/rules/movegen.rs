@@ -18,6 +18,8 @@
 
 use std::sync::LazyLock;
 
+mod fast;
+
 use super::geometry::{Direction, Geometry, NONE, Square};
 use super::mv::{MAX_CAPTURES, Move};
 use super::position::Position;
@@ -712,7 +714,20 @@ pub(crate) fn dedup(out: &mut Vec<Move>, start: usize) {
 
 /// Counts the leaf nodes `depth` plies below `pos` (perft), with the last ply
 /// bulk-counted. `distinct` merges capture paths with the same start, end and captured set.
+///
+/// The diagonal games with flying or short kings, captures removed after the move and a
+/// free or most-pieces choice go through a faster generator of their own when
+/// `distinct` (`fast.rs`); the others, and every count with `distinct` false, through
+/// the general one.
 pub fn perft(pos: &Position, depth: u32, distinct: bool) -> u64 {
+    if distinct && fast::applies(pos) {
+        return fast::perft(pos, depth);
+    }
+    perft_general(pos, depth, distinct)
+}
+
+/// [`perft`] by the general generator, whatever the variant.
+fn perft_general(pos: &Position, depth: u32, distinct: bool) -> u64 {
     let mut buffers: Vec<Vec<Move>> = (0..=depth).map(|_| Vec::with_capacity(64)).collect();
     perft_inner(pos, depth, distinct, &mut buffers)
 }
