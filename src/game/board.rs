@@ -7,7 +7,7 @@ use super::error::GameError;
 use super::event::{EndReason, EventKind, IrregularityKind, MoveSource};
 use super::tx::{Tx, check_history_rules, cite};
 use crate::notation::movetext::Refusal;
-use crate::notation::square::square_number;
+use crate::notation::square::{square_number, square_numbers};
 use crate::rules::variant::{CaptureChoice, Removal};
 use crate::rules::{Color, Move, Position, Square};
 
@@ -473,17 +473,7 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
     // of step, never guessed at.
     let official = *tx.s.position();
     let v = tx.s.variant();
-    let numbers = |bb: u64| -> Vec<u32> {
-        let mut out: Vec<u32> = v
-            .geometry()
-            .order
-            .iter()
-            .filter(|s| bb & s.bit() != 0)
-            .map(|&s| square_number(s, v))
-            .collect();
-        out.sort_unstable();
-        out
-    };
+    let numbers = |bb: u64| square_numbers(bb, v);
     let (ow, ob) = (official.pieces(Color::White), official.pieces(Color::Black));
     let (bw, bb) = (bits[0], bits[1]);
     let on_board = bw | bb;

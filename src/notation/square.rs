@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::rules::{Square, Variant};
+use crate::rules::{Bitboard, Square, Variant};
 
 /// A square name that does not name a square of the variant's board.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +110,19 @@ pub fn parse_square(text: &str, variant: Variant) -> Result<Square, SquareError>
 /// h8 = 8, a1 = 57, h1 = 64): only the API's move lists use these numbers.
 pub fn square_number(sq: Square, variant: Variant) -> u32 {
     variant.geometry().number(sq, variant.rules().mirrored)
+}
+
+/// The PDN numbers of the squares in `bits`, in increasing order.
+pub fn square_numbers(bits: Bitboard, variant: Variant) -> Vec<u32> {
+    let mut out: Vec<u32> = variant
+        .geometry()
+        .order
+        .iter()
+        .filter(|s| bits & s.bit() != 0)
+        .map(|&s| square_number(s, variant))
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// The algebraic name of a square (`c3`).

@@ -156,15 +156,7 @@ fn press(side: Color) -> Kind {
 
 /// The squares of `bits`, as PDN numbers in increasing order.
 fn numbers(v: Variant, bits: Bitboard) -> Vec<u32> {
-    let mut out: Vec<u32> = v
-        .geometry()
-        .order
-        .iter()
-        .filter(|s| bits & s.bit() != 0)
-        .map(|&s| n(v, s))
-        .collect();
-    out.sort_unstable();
-    out
+    crate::notation::square::square_numbers(bits, v)
 }
 
 /// A whole-board reading of these pieces (kinds not sensed).
