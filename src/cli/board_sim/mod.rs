@@ -613,7 +613,11 @@ async fn drive(
                 tokio::time::sleep(Duration::from_secs_f64(ms as f64 / 1000.0 / s)).await;
             }
             let before = positions.get(i).copied().unwrap_or(start);
-            let legal = judge.position_moves();
+            // Only readings can be mistaken for another move.
+            let legal = match args.mode {
+                Mode::Snapshots => judge.position_moves(),
+                Mode::Events => Vec::new(),
+            };
             let mv_plan = move_plan(
                 &Ply {
                     before: &before,
@@ -734,8 +738,6 @@ async fn drive(
     let mut arbiter = ArbiterServiceClient::new(ctx.channel.clone());
     let final_pos = replay.game.position();
     if board.finished.is_none() {
-        let fail_end =
-            |what: &str, s: tonic::Status| format!("failed: {what}: {}", status_line(&s));
         let declare = |result: pb::GameResult| pb::DeclareResultRequest {
             game_id: id.clone(),
             result: result as i32,
@@ -757,7 +759,7 @@ async fn drive(
                         expected_seq: 0,
                     }))
                     .await
-                    .map_err(|s| fail_end("resign", s))?;
+                    .map_err(|s| fail("resign", s))?;
             }
             PdnResult::Draw if plies > 0 => {
                 games
@@ -768,19 +770,19 @@ async fn drive(
                         expected_seq: 0,
                     }))
                     .await
-                    .map_err(|s| fail_end("accept the draw", s))?;
+                    .map_err(|s| fail("accept the draw", s))?;
             }
             PdnResult::Draw => {
                 arbiter
                     .declare_result(ctx.request(declare(pb::GameResult::Draw)))
                     .await
-                    .map_err(|s| fail_end("declare a draw", s))?;
+                    .map_err(|s| fail("declare a draw", s))?;
             }
             PdnResult::DoubleForfeit => {
                 arbiter
                     .declare_result(ctx.request(declare(pb::GameResult::BothLose)))
                     .await
-                    .map_err(|s| fail_end("declare 0-0", s))?;
+                    .map_err(|s| fail("declare 0-0", s))?;
             }
             PdnResult::Unknown => {}
         }

@@ -134,7 +134,7 @@ pub struct Ply<'a> {
     /// The move, as the replay of the record found it.
     pub mv: &'a Move,
     /// Every legal move in the position (the snapshots avoid readings that one of them
-    /// would explain).
+    /// would explain; events mode does not look at them).
     pub legal: &'a [Move],
     /// Whether the game has a clock (presses are sent only then).
     pub timed: bool,
@@ -365,7 +365,6 @@ pub fn move_plan(ply: &Ply<'_>, mode: Mode, mut noise: Option<&mut Rng>) -> Move
             }
         }
         Mode::Snapshots => {
-            let after = pos.play(mv).ok();
             let explained = |w: Bitboard, b: Bitboard| {
                 ply.legal.iter().any(|m| {
                     pos.play(m)
@@ -410,7 +409,8 @@ pub fn move_plan(ply: &Ply<'_>, mode: Mode, mut noise: Option<&mut Rng>) -> Move
                 }
             }
             debug_assert!(
-                after.is_none_or(|p| (p.pieces(Color::White), p.pieces(Color::Black)) == state)
+                pos.play(mv)
+                    .is_ok_and(|p| (p.pieces(Color::White), p.pieces(Color::Black)) == state)
             );
         }
     }
