@@ -20,6 +20,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::hub::{Audience, GameMeta};
 use crate::rules::Color;
 
 /// A token's role.
@@ -237,6 +238,33 @@ impl Tokens {
             .get(token.trim())
             .cloned()
             .ok_or(AuthError::Unauthenticated("unknown token"))
+    }
+}
+
+/// Who sees a game live: arbiters (of its event, or of all), its own board and its own
+/// players. Everyone else is its public and sees it behind its broadcast delay.
+pub(super) fn audience(role: &Role, meta: &GameMeta) -> Audience {
+    match role {
+        Role::Arbiter { event: None } => Audience::Live,
+        Role::Arbiter { event: Some(e) } if *e == meta.event => Audience::Live,
+        Role::Board { event, game } | Role::Player { event, game, .. }
+            if *game == meta.id && *event == meta.event =>
+        {
+            Audience::Live
+        }
+        _ => Audience::Public,
+    }
+}
+
+/// The audience every game of `event` has for `role` on a round stream, when it is the
+/// same for all of them; `None` for a board or a player of the event (their own game is
+/// live, the others public): their streams follow the games one by one.
+pub(super) fn round_audience(role: &Role, event: &str) -> Option<Audience> {
+    match role {
+        Role::Arbiter { event: None } => Some(Audience::Live),
+        Role::Arbiter { event: Some(e) } if e == event => Some(Audience::Live),
+        Role::Board { event: e, .. } | Role::Player { event: e, .. } if e == event => None,
+        _ => Some(Audience::Public),
     }
 }
 

@@ -3,14 +3,16 @@
 use std::pin::Pin;
 use std::sync::Arc;
 
+use futures_util::future::Either;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
-use super::auth::Role;
+use super::auth::{Role, audience, round_audience};
 use super::cursor::Cursor;
 use super::error::status;
 use super::pb;
-use super::service::{Api, audience};
+use super::round_feed::{self, RoundStream};
+use super::service::Api;
 use super::validate::{RESUME_ENTRIES, checked};
 use super::watch::{Round, join};
 use crate::game::GameEvent;
@@ -78,6 +80,33 @@ impl Api {
             round: (!r.round.is_empty()).then(|| r.round.clone()),
             unfinished_only: false,
         };
+        // Checked with the request: it is ours and made for this event and round.
+        let cursor = (!r.from_cursor.is_empty())
+            .then(|| Cursor::decode(&r.from_cursor, &r.event, &r.round, RESUME_ENTRIES))
+            .transpose()
+            .map_err(|e| Status::invalid_argument(format!("from_cursor: {e}")))?;
+        // Where the request says each game listed starts.
+        let froms = |metas: &[GameMeta]| -> Vec<u64> {
+            match &cursor {
+                Some(c) => c.resume(metas.iter().map(|m| m.id.as_str())),
+                None => metas
+                    .iter()
+                    .map(|m| r.resume_from.get(&m.id).copied().unwrap_or(r.from_seq))
+                    .collect(),
+            }
+        };
+        if let Some(audience) = round_audience(&role, &r.event) {
+            // Every game has the same audience for this caller: the round's shared feed.
+            let req = RoundStream {
+                event: r.event.clone(),
+                round: r.round.clone(),
+                role,
+                audience,
+                kind,
+            };
+            let stream = round_feed::open(self.hub(), self.feeds(), req, &froms).await?;
+            return Ok(Either::Left(stream));
+        }
         // Subscribed before the listing: a game created in between is on both, and
         // joins once (the stream skips the games it has).
         let created = self.hub().subscribe_created();
@@ -86,17 +115,7 @@ impl Api {
             .list_by_creation(&filter)
             .await
             .map_err(|e| status(&e))?;
-        let froms: Vec<u64> = if r.from_cursor.is_empty() {
-            metas
-                .iter()
-                .map(|m| r.resume_from.get(&m.id).copied().unwrap_or(r.from_seq))
-                .collect()
-        } else {
-            // Checked with the request: it is ours and made for this event and round.
-            Cursor::decode(&r.from_cursor, &r.event, &r.round, RESUME_ENTRIES)
-                .map_err(|e| Status::invalid_argument(format!("from_cursor: {e}")))?
-                .resume(metas.iter().map(|m| m.id.as_str()))
-        };
+        let froms = froms(&metas);
         let mut watches = Vec::new();
         for (m, from) in metas.iter().zip(froms) {
             watches.extend(join(self.hub(), &role, &m.id, from).await?);
@@ -110,7 +129,10 @@ impl Api {
             watches,
             created,
         };
-        Ok(super::watch::watch_round(self.hub().clone(), round))
+        Ok(Either::Right(super::watch::watch_round(
+            self.hub().clone(),
+            round,
+        )))
     }
 
     /// The PDN text of a checked `ExportPdnRequest` as `role` may see it.

@@ -2,11 +2,12 @@
 
 use tonic::{Request, Response, Status};
 
+use super::auth::audience;
 use super::auth::{Action, Role};
 use super::convert;
 use super::error::{auth_status, bad, status};
 use super::pb;
-use super::service::{Api, audience, role_name};
+use super::service::{Api, role_name};
 use super::validate::checked;
 use crate::game::GameSummary;
 use crate::game::{Actor, Command};

@@ -25,6 +25,7 @@ pub mod pb;
 pub mod pdn;
 mod pdn_cache;
 mod rate;
+mod round_feed;
 mod rules;
 pub mod service;
 pub mod validate;

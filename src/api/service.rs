@@ -30,6 +30,8 @@ pub struct Api {
     public_broadcast: bool,
     /// Each game's latest PDN export, shared by the HTTP relays.
     pdn_cache: Arc<super::pdn_cache::PdnCache>,
+    /// The round feeds the round streams share.
+    feeds: Arc<super::round_feed::Feeds>,
 }
 
 impl Api {
@@ -43,11 +45,16 @@ impl Api {
             board_silence: std::time::Duration::from_secs(10),
             public_broadcast: true,
             pdn_cache: Arc::default(),
+            feeds: Arc::default(),
         }
     }
 
     pub(super) fn pdn_cache(&self) -> &super::pdn_cache::PdnCache {
         &self.pdn_cache
+    }
+
+    pub(super) fn feeds(&self) -> &Arc<super::round_feed::Feeds> {
+        &self.feeds
     }
 
     /// Whether callers without a token follow broadcasts (BroadcastService, the HTTP PDN
@@ -298,21 +305,6 @@ impl Api {
             0,
         )
         .await
-    }
-}
-
-/// Who sees a game live: arbiters (of its event, or of all), its own board and its own
-/// players. Everyone else is its public and sees it behind its broadcast delay.
-pub(super) fn audience(role: &Role, meta: &GameMeta) -> Audience {
-    match role {
-        Role::Arbiter { event: None } => Audience::Live,
-        Role::Arbiter { event: Some(e) } if *e == meta.event => Audience::Live,
-        Role::Board { event, game } | Role::Player { event, game, .. }
-            if *game == meta.id && *event == meta.event =>
-        {
-            Audience::Live
-        }
-        _ => Audience::Public,
     }
 }
 

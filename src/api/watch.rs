@@ -13,12 +13,11 @@ use tokio::sync::broadcast;
 use tokio_stream::{Stream, StreamExt};
 use tonic::Status;
 
-use super::auth::Role;
+use super::auth::{Role, audience};
 use super::convert::{event_pb, resync_pb};
 use super::cursor::Cursor;
 use super::error::status;
 use super::pb;
-use super::service::audience;
 use crate::hub::metrics::{Metrics, WatchKind};
 use crate::hub::{GameMeta, Hub, HubError, Watch, WatchEnd, WatchItem};
 use crate::store::GameFilter;
@@ -36,7 +35,7 @@ pub(super) async fn next_pb(watch: &mut Watch) -> Option<Result<pb::GameEvent, S
 
 /// Counts a message to a watcher: a delivery (a PDN stream counts its texts, not the
 /// events behind them) and a resync.
-fn count(metrics: &Metrics, kind: WatchKind, e: &pb::GameEvent) {
+pub(super) fn count(metrics: &Metrics, kind: WatchKind, e: &pb::GameEvent) {
     if kind != WatchKind::PdnStream {
         metrics.delivered(kind);
     }
@@ -69,7 +68,8 @@ pub fn watch(
 
 /// A round stream's games in stream order (listed at the start by creation, then as
 /// they joined) and the last seq sent of each: what its cursor says.
-struct Standing {
+#[derive(Debug, Clone)]
+pub(super) struct Standing {
     /// The cursor's hash of the event and round.
     stream: u32,
     /// The cursor's hash of each game's id, in stream order.
@@ -79,12 +79,42 @@ struct Standing {
 }
 
 impl Standing {
-    fn has(&self, id: &str) -> bool {
+    /// No game yet, for the stream of `event` and `round` (empty: every round).
+    pub(super) fn new(event: &str, round: &str) -> Standing {
+        Standing {
+            stream: Cursor::stream_hash(event, round),
+            hashes: Vec::new(),
+            seqs: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    pub(super) fn has(&self, id: &str) -> bool {
         self.index.contains_key(id)
     }
 
+    /// The index of a game in the order.
+    pub(super) fn index_of(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// The last seq of the game at `i`.
+    pub(super) fn seq(&self, i: usize) -> u64 {
+        self.seqs[i]
+    }
+
+    /// Sets the last seq of the game at `i`.
+    pub(super) fn set(&mut self, i: usize, seq: u64) {
+        self.seqs[i] = seq;
+    }
+
+    /// How many games.
+    pub(super) fn len(&self) -> usize {
+        self.seqs.len()
+    }
+
     /// Adds a game at the end of the order; returns its index.
-    fn push(&mut self, id: &str, from: u64) -> usize {
+    pub(super) fn push(&mut self, id: &str, from: u64) -> usize {
         let i = self.hashes.len();
         self.hashes.push(Cursor::id_hash(id));
         self.seqs.push(from);
@@ -92,7 +122,7 @@ impl Standing {
         i
     }
 
-    fn cursor(&self) -> String {
+    pub(super) fn cursor(&self) -> String {
         Cursor::encode_hashed(
             self.stream,
             self.hashes.iter().copied().zip(self.seqs.iter().copied()),
@@ -152,12 +182,7 @@ pub(super) fn watch_round(
         mut created,
     } = round;
     let open = hub.metrics().watcher(kind);
-    let mut standing = Standing {
-        stream: Cursor::stream_hash(&event, &round),
-        hashes: Vec::new(),
-        seqs: Vec::new(),
-        index: HashMap::new(),
-    };
+    let mut standing = Standing::new(&event, &round);
     // Polls only the games that woke it (a StreamMap polls every game on each wake:
     // with 100 games and 10,000 watchers that was most of the fan-out's CPU).
     let mut map = SelectAll::new();

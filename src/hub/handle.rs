@@ -51,7 +51,7 @@ pub struct GameHandle {
 }
 
 /// Who is looking: the live game, or the public view behind the broadcast delay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Audience {
     /// Arbiters, the game's board and its players: the game as it stands.
     Live,
@@ -235,9 +235,27 @@ impl GameHandle {
         ))
     }
 
+    /// A watcher's place in the game's and the hub's counts, for a stream that follows
+    /// the game through a feed it shares with others (a WatchEvent stream on a round
+    /// feed) instead of a queue of its own; given back when dropped.
+    ///
+    /// # Errors
+    /// [`HubError::TooManyWatchers`], as [`GameHandle::watch_as`].
+    pub fn watch_permit(&self, audience: Audience) -> Result<WatchPermit, HubError> {
+        self.slots
+            .take(&self.meta.id, audience == Audience::Live)
+            .map(|slot| WatchPermit { _slot: slot })
+    }
+
     pub(super) fn timeline(&self) -> Timeline {
         self.timeline
     }
+}
+
+/// A place among a game's watchers without a queue (see [`GameHandle::watch_permit`]).
+#[derive(Debug)]
+pub struct WatchPermit {
+    _slot: Slot,
 }
 
 /// The game as it stood at one seq, for a watcher that fell behind.

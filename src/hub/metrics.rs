@@ -215,6 +215,7 @@ pub struct Metrics {
     watchers: Vec<Gauge>,
     deliveries: Vec<Counter>,
     resyncs: Counter,
+    round_feeds: Gauge,
     takeovers: Counter,
     takeover_seconds: Gauge<f64, AtomicU64>,
     delayed: DelayedEvents,
@@ -337,6 +338,13 @@ impl Metrics {
             "Resync messages sent to watchers that fell behind (their queue was full)",
             resyncs.clone(),
         );
+        let round_feeds = Gauge::default();
+        registry.register(
+            "round_feeds",
+            "Round feeds running: one per round (or whole event) and audience (live, public) \
+             with WatchEvent or PDN streams on it, each following the round's games once",
+            round_feeds.clone(),
+        );
         let takeovers = Counter::default();
         registry.register(
             "game_takeovers",
@@ -412,6 +420,7 @@ impl Metrics {
             watchers,
             deliveries,
             resyncs,
+            round_feeds,
             takeovers,
             takeover_seconds,
             delayed,
@@ -480,6 +489,12 @@ impl Metrics {
     #[must_use]
     pub fn watcher(self: &Arc<Self>, kind: WatchKind) -> GaugeGuard {
         GaugeGuard::new(self.watchers[kind.index()].clone())
+    }
+
+    /// A round feed started; the guard counts it stopped when dropped.
+    #[must_use]
+    pub fn round_feed(self: &Arc<Self>) -> GaugeGuard {
+        GaugeGuard::new(self.round_feeds.clone())
     }
 
     /// A message went to a watcher of `kind`.

@@ -32,7 +32,7 @@ use tokio::sync::{broadcast, mpsc, watch as signal};
 pub use error::HubError;
 pub use error::WatcherLimit;
 pub(crate) use error::{append_decided, encode, summary_of};
-pub use handle::{Audience, GameHandle, Snapshot, Watch, WatchItem};
+pub use handle::{Audience, GameHandle, Snapshot, Watch, WatchItem, WatchPermit};
 pub use meta::{GameMeta, PlayerInfo};
 pub use quarantine::{Quarantine, verify_log};
 pub use queue::{Published, WatchEnd};
@@ -180,6 +180,12 @@ impl Hub {
     /// The metrics it counts into.
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
+    }
+
+    /// How many messages a watcher may fall behind before it is resynced
+    /// ([`HubConfig::watcher_queue`]).
+    pub fn watcher_queue(&self) -> usize {
+        self.config.watcher_queue
     }
 
     /// The store.

@@ -402,3 +402,143 @@ async fn bad_cursors_are_refused() {
     .await
     .expect("resume");
 }
+
+/// The value of a gauge or counter line of the metrics page.
+fn metric(hub: &Hub, line: &str) -> String {
+    hub.metrics()
+        .render()
+        .lines()
+        .find_map(|l| l.strip_prefix(line).map(|v| v.trim().to_string()))
+        .unwrap_or_else(|| panic!("no {line} on the metrics page"))
+}
+
+/// Displays opened at different moments and from different places (the start, a cursor,
+/// `from_seq`) on one round while its games move and a game joins: they share one feed
+/// (one per round and audience), each receives every game densely from where it asked,
+/// and once all have everything they stand in the same place (the same cursor), whatever
+/// path each took. The feed stops once no stream is on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn displays_share_the_round_feed_and_each_stays_dense_from_where_it_asked() {
+    let (hub, api) = in_process(1024);
+    for id in ["a", "b", "c"] {
+        in_process_game(&api, id, "1").await;
+    }
+    const PLIES: usize = 24;
+    let movers: Vec<_> = ["a", "b", "c"]
+        .into_iter()
+        .map(|id| {
+            let api = api.clone();
+            tokio::spawn(async move {
+                for ply in 0..PLIES {
+                    api.submit_move(Request::new(submit(id, ply)))
+                        .await
+                        .expect("move");
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            })
+        })
+        .collect();
+    let open = |r: pb::WatchEventRequest| {
+        let api = api.clone();
+        async move {
+            api.watch_event(Request::new(r))
+                .await
+                .expect("watch")
+                .into_inner()
+        }
+    };
+    // (stream, what it saw, the seq of each game it starts after)
+    let mut displays = Vec::new();
+    let mut first = open(watch_round("1")).await;
+    let mut seen = Seen::default();
+    for _ in 0..20 {
+        seen.take(&next(&mut first).await.expect("open").expect("event"));
+    }
+    let at_cursor: BTreeMap<String, u64> = ["a", "b", "c"]
+        .iter()
+        .map(|id| (id.to_string(), seen.last(id)))
+        .collect();
+    let cursor = seen.cursor.clone();
+    displays.push((first, seen, BTreeMap::new()));
+    for i in 0..6 {
+        let (request, from) = match i % 3 {
+            0 => (watch_round("1"), BTreeMap::new()),
+            1 => (
+                pb::WatchEventRequest {
+                    from_cursor: cursor.clone(),
+                    ..watch_round("1")
+                },
+                at_cursor.clone(),
+            ),
+            _ => (
+                pb::WatchEventRequest {
+                    from_seq: 2,
+                    ..watch_round("1")
+                },
+                // Every game listed when it opens (the fourth joined at i = 3).
+                ["a", "b", "c", "d"][..if i > 3 { 4 } else { 3 }]
+                    .iter()
+                    .map(|id| (id.to_string(), 2))
+                    .collect(),
+            ),
+        };
+        displays.push((open(request).await, Seen::default(), from));
+        if i == 3 {
+            // A game joins the round while the displays follow it.
+            in_process_game(&api, "d", "1").await;
+            for ply in 0..4 {
+                api.submit_move(Request::new(submit("d", ply)))
+                    .await
+                    .expect("move");
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        metric(&hub, "arbiter_round_feeds"),
+        "1",
+        "one feed for the round and the audience"
+    );
+    for m in movers {
+        m.await.expect("mover");
+    }
+    let mut last = BTreeMap::new();
+    for id in ["a", "b", "c", "d"] {
+        let g = api
+            .get_game(Request::new(pb::GetGameRequest { game_id: id.into() }))
+            .await
+            .expect("get")
+            .into_inner();
+        last.insert(id.to_string(), g.last_seq);
+    }
+    let mut cursors = Vec::new();
+    for (n, (mut stream, mut seen, from)) in displays.into_iter().enumerate() {
+        while last.iter().any(|(id, l)| seen.last(id) < *l) {
+            seen.take(&next(&mut stream).await.expect("open").expect("event"));
+        }
+        assert_eq!(seen.resyncs, 0, "display {n}");
+        for (id, l) in &last {
+            let start = from.get(id).copied().unwrap_or(0);
+            assert_eq!(
+                seen.seqs[id],
+                (start + 1..=*l).collect::<Vec<_>>(),
+                "display {n}, game {id}: dense from {start}"
+            );
+        }
+        cursors.push(seen.cursor.clone());
+    }
+    assert!(
+        cursors.windows(2).all(|w| w[0] == w[1]),
+        "every display stands in the same place at the end"
+    );
+    // Nobody left on the feed: it stops.
+    let mut stopped = false;
+    for _ in 0..50 {
+        if metric(&hub, "arbiter_round_feeds") == "0" {
+            stopped = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(stopped, "the feed stops once no stream is on it");
+}

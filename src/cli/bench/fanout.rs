@@ -25,6 +25,9 @@ use crate::api::pb;
 use crate::api::pb::broadcast_service_client::BroadcastServiceClient;
 use crate::store::MemoryStore;
 
+/// The pause between the watchers' leaving and the last phase.
+const SETTLE: Duration = Duration::from_secs(2);
+
 /// The sizes of a fan-out run.
 pub(super) struct FanoutPlan {
     /// Watchers in all.
@@ -97,8 +100,10 @@ async fn phases(
     };
     println!(
         "fanout: {} watchers ({what}) over {} connections on {games} games moving {rate:.1} moves/s \
-         (memory store); {secs:.0} s without, with, without",
-        plan.watchers, plan.connections
+         (memory store); {secs:.0} s without, with, without (after a {:.0} s pause)",
+        plan.watchers,
+        plan.connections,
+        SETTLE.as_secs_f64()
     );
     // One movers thread for the three phases: a channel lives on the runtime it was
     // made on.
@@ -165,6 +170,9 @@ async fn phases(
     let _ = stop.send(true);
     let seen = watchers.await?;
     println!("fanout: with watchers:    {}", with.summary());
+    // The server drops thousands of streams once the watchers have gone; the third phase
+    // measures the movers alone, not that.
+    tokio::time::sleep(SETTLE).await;
 
     let _ = go_tx.send(());
     let Some((after, _)) = phases.recv().await else {

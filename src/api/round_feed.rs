@@ -1,0 +1,786 @@
+//! Round feeds: one follower of a round per audience, shared by every round stream
+//! (WatchEvent, the HTTP PDN stream) on it.
+//!
+//! A round of 100 games followed by 10,000 displays used to hold a watcher of every game
+//! per stream (a million queues, each event pushed to 10,000 of them), and converted each
+//! event and worked out its cursor once per stream. A feed watches each game of the round
+//! once, converts each event once, works out once where a stream that has seen everything
+//! stands after it (its cursor), and publishes that on a broadcast channel.
+//!
+//! A stream keeps its own standing (the last seq sent of each game, in its order) and
+//! takes from the feed what continues it: an event already sent is skipped, a gap is
+//! filled from the game first. While its standing is the feed's, it sends the feed's
+//! message as it is; otherwise it puts its own cursor in, and it is back in step as soon
+//! as its cursor equals the feed's (the message on the wire is the same either way). A
+//! stream that falls behind the channel catches up game by game: the live audience gets
+//! each game's `Resync`, the public the events it missed from the log (a snapshot would
+//! show it the game past the delay).
+//!
+//! A feed follows each game from where its audience stands when the feed starts, and the
+//! games created in the round since from their start; it ends once every game on it has
+//! finished, at shutdown, on the first error (every stream on it ends with it), or when
+//! no stream has been on it for a while.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_stream::stream;
+use futures_util::stream::SelectAll;
+use tokio::sync::{broadcast, watch};
+use tokio_stream::{Stream, StreamExt};
+use tonic::Status;
+
+use super::auth::Role;
+use super::convert::resync_pb;
+use super::error::status;
+use super::pb;
+use super::watch::{Standing, count, join, next_pb};
+use crate::hub::metrics::WatchKind;
+use crate::hub::{Audience, GameHandle, GameMeta, Hub, HubError, Snapshot, WatchPermit};
+use crate::store::GameFilter;
+
+/// How often an idle feed looks whether any stream is still on it.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+
+/// What a feed follows: a round (empty: every round of the event) for one audience.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct FeedKey {
+    event: String,
+    round: String,
+    audience: Audience,
+}
+
+impl FeedKey {
+    fn filter(&self) -> GameFilter {
+        GameFilter {
+            event: Some(self.event.clone()),
+            round: (!self.round.is_empty()).then(|| self.round.clone()),
+            unfinished_only: false,
+        }
+    }
+
+    /// The role the feed watches its games as: it sees what its audience sees.
+    fn role(&self) -> Role {
+        match self.audience {
+            Audience::Live => Role::Arbiter { event: None },
+            Audience::Public => Role::Viewer,
+        }
+    }
+}
+
+/// What a feed publishes.
+#[derive(Debug)]
+pub(super) struct FeedItem {
+    /// The game's index in the feed's order.
+    game: usize,
+    game_id: Arc<str>,
+    what: What,
+}
+
+#[derive(Debug)]
+enum What {
+    /// The next event of the game, or its `Resync` (the feed fell behind it), with the
+    /// feed's cursor after it.
+    Message {
+        seq: u64,
+        resync: bool,
+        message: Box<pb::GameEvent>,
+    },
+    /// The game is over; its final event came before.
+    End,
+    /// The feed stops: every stream on it ends with this.
+    Failed(Status),
+}
+
+/// Where a feed stands: its games in its order, the last seq published of each, which
+/// have ended.
+#[derive(Debug, Clone)]
+struct FeedState {
+    standing: Standing,
+    ids: Vec<Arc<str>>,
+    ended: Vec<bool>,
+    failed: Option<Status>,
+}
+
+impl FeedState {
+    fn index(&mut self, id: &str, from: u64) -> usize {
+        match self.standing.index_of(id) {
+            Some(i) => i,
+            None => {
+                self.ids.push(id.into());
+                self.ended.push(false);
+                self.standing.push(id, from)
+            }
+        }
+    }
+}
+
+struct Feed {
+    key: FeedKey,
+    tx: broadcast::Sender<Arc<FeedItem>>,
+    /// Changed only with a message sent under it: a snapshot taken under it and a
+    /// receiver subscribed before agree.
+    state: Mutex<FeedState>,
+    /// Set once the feed has its games (or failed to get them).
+    ready: watch::Receiver<bool>,
+}
+
+impl Feed {
+    fn lock(&self) -> MutexGuard<'_, FeedState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn publish(&self, game: usize, what: What) {
+        let mut state = self.lock();
+        let what = match what {
+            What::Message {
+                seq,
+                resync,
+                mut message,
+            } => {
+                state.standing.set(game, seq);
+                message.cursor = state.standing.cursor();
+                What::Message {
+                    seq,
+                    resync,
+                    message,
+                }
+            }
+            What::End => {
+                state.ended[game] = true;
+                What::End
+            }
+            What::Failed(s) => {
+                state.failed = Some(s.clone());
+                What::Failed(s)
+            }
+        };
+        let game_id = state.ids.get(game).cloned().unwrap_or_else(|| "".into());
+        let _ = self.tx.send(Arc::new(FeedItem {
+            game,
+            game_id,
+            what,
+        }));
+    }
+}
+
+/// The feeds running, by round and audience.
+#[derive(Default)]
+pub(crate) struct Feeds {
+    map: Mutex<HashMap<FeedKey, Arc<Feed>>>,
+}
+
+impl Feeds {
+    fn lock(&self) -> MutexGuard<'_, HashMap<FeedKey, Arc<Feed>>> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The feed of `key` (started if none runs) and a receiver of what it publishes from
+    /// now on. Under the map's lock, so a feed never leaves while a stream joins it.
+    fn subscribe(
+        self: &Arc<Self>,
+        hub: &Arc<Hub>,
+        key: FeedKey,
+    ) -> (Arc<Feed>, broadcast::Receiver<Arc<FeedItem>>) {
+        let mut map = self.lock();
+        if let Some(feed) = map.get(&key) {
+            return (feed.clone(), feed.tx.subscribe());
+        }
+        // A stream may fall as many messages behind the round as a watcher behind its
+        // game before it catches up game by game.
+        let (tx, rx) = broadcast::channel(hub.watcher_queue().max(1));
+        let (ready_tx, ready) = watch::channel(false);
+        let feed = Arc::new(Feed {
+            state: Mutex::new(FeedState {
+                standing: Standing::new(&key.event, &key.round),
+                ids: Vec::new(),
+                ended: Vec::new(),
+                failed: None,
+            }),
+            key: key.clone(),
+            tx,
+            ready,
+        });
+        map.insert(key, feed.clone());
+        tokio::spawn(run(hub.clone(), self.clone(), feed.clone(), ready_tx));
+        (feed, rx)
+    }
+
+    /// Takes `feed` off the map (a later stream starts a new one); when `idle_only`, only
+    /// if no stream is on it. Returns whether it was taken off.
+    fn leave(&self, feed: &Arc<Feed>, idle_only: bool) -> bool {
+        let mut map = self.lock();
+        if idle_only && feed.tx.receiver_count() > 0 {
+            return false;
+        }
+        if map.get(&feed.key).is_some_and(|f| Arc::ptr_eq(f, feed)) {
+            map.remove(&feed.key);
+        }
+        true
+    }
+}
+
+type GameStream = Pin<Box<dyn Stream<Item = (usize, What)> + Send>>;
+
+/// One game's watch as the feed takes it: its messages, then its end or its failure.
+fn game_stream(game: usize, mut w: crate::hub::Watch) -> GameStream {
+    Box::pin(stream! {
+        loop {
+            match next_pb(&mut w).await {
+                Some(Ok(message)) => {
+                    let resync = matches!(message.kind, Some(pb::game_event::Kind::Resync(_)));
+                    let seq = message.seq;
+                    yield (game, What::Message { seq, resync, message: Box::new(message) });
+                }
+                Some(Err(s)) => {
+                    yield (game, What::Failed(s));
+                    break;
+                }
+                None => {
+                    yield (game, What::End);
+                    break;
+                }
+            }
+        }
+    })
+}
+
+/// The watch of a game from where the feed's audience stands now.
+async fn watch_now(
+    hub: &Arc<Hub>,
+    id: &str,
+    audience: Audience,
+) -> Result<Option<crate::hub::Watch>, HubError> {
+    let handle = match hub.game(id).await {
+        Ok(h) => h,
+        Err(HubError::Quarantined { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let now = handle.read_as(audience, |s, _| s.last_seq()).await?;
+    handle.watch_as(audience, now).await.map(Some)
+}
+
+/// What woke a feed.
+enum Wake {
+    Stop,
+    Item(usize, What),
+    Created(Result<Arc<GameMeta>, broadcast::error::RecvError>),
+    Check,
+}
+
+/// A feed's task: its games, then what they publish until it ends.
+async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Sender<bool>) {
+    let _running = hub.metrics().round_feed();
+    let key = feed.key.clone();
+    let filter = key.filter();
+    let mut created = hub.subscribe_created();
+    let mut map: SelectAll<GameStream> = SelectAll::new();
+    let started = async {
+        let metas = hub.list_by_creation(&filter).await?;
+        let mut watches = Vec::with_capacity(metas.len());
+        for m in metas {
+            if let Some(w) = watch_now(&hub, &m.id, key.audience).await? {
+                watches.push((m.id, w));
+            }
+        }
+        Ok::<_, HubError>(watches)
+    }
+    .await;
+    match started {
+        Ok(watches) => {
+            let mut state = feed.lock();
+            for (id, w) in watches {
+                let i = state.index(&id, w.last_seq());
+                map.push(game_stream(i, w));
+            }
+        }
+        Err(e) => {
+            feed.lock().failed = Some(status(&e));
+            feeds.leave(&feed, false);
+            let _ = ready.send(true);
+            return;
+        }
+    }
+    let _ = ready.send(true);
+    let mut stopped = std::pin::pin!(hub.stopped());
+    let mut listening = true;
+    let mut check = tokio::time::interval(IDLE_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let wake = tokio::select! {
+            biased;
+            () = &mut stopped => Wake::Stop,
+            Some((game, what)) = StreamExt::next(&mut map), if !map.is_empty() => {
+                Wake::Item(game, what)
+            }
+            c = created.recv(), if listening => Wake::Created(c),
+            _ = check.tick() => Wake::Check,
+        };
+        match wake {
+            Wake::Stop => {
+                feeds.leave(&feed, false);
+                feed.publish(usize::MAX, What::Failed(status(&HubError::ShuttingDown)));
+                return;
+            }
+            Wake::Item(game, what) => {
+                let failed = matches!(what, What::Failed(_));
+                feed.publish(game, what);
+                if failed {
+                    feeds.leave(&feed, false);
+                    return;
+                }
+            }
+            Wake::Created(c) => {
+                let joining = match c {
+                    Ok(meta) => vec![meta.as_ref().clone()],
+                    // Fell behind the creations: list again, add what is new.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        match hub.list_by_creation(&filter).await {
+                            Ok(metas) => metas,
+                            Err(e) => {
+                                feeds.leave(&feed, false);
+                                feed.publish(usize::MAX, What::Failed(status(&e)));
+                                return;
+                            }
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => {
+                        listening = false;
+                        Vec::new()
+                    }
+                };
+                for meta in joining {
+                    let wanted = filter.event.as_ref().is_none_or(|e| *e == meta.event)
+                        && filter.round.as_ref().is_none_or(|r| *r == meta.round);
+                    if !wanted || feed.lock().standing.has(&meta.id) {
+                        continue;
+                    }
+                    // A game that joins is followed from its start.
+                    match join(&hub, &key.role(), &meta.id, 0).await {
+                        Ok(Some(w)) => {
+                            let i = feed.lock().index(&meta.id, 0);
+                            map.push(game_stream(i, w));
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            feeds.leave(&feed, false);
+                            feed.publish(usize::MAX, What::Failed(e));
+                            return;
+                        }
+                    }
+                }
+            }
+            Wake::Check => {
+                if feeds.leave(&feed, true) {
+                    return;
+                }
+            }
+        }
+        if map.is_empty() && feed.lock().standing.len() > 0 {
+            // Every game on it has finished: the streams on it end after their ends.
+            feeds.leave(&feed, false);
+            return;
+        }
+    }
+}
+
+/// A round stream as `role` may see it (for whom every game of the round has the same
+/// audience, see [`round_audience`]).
+pub(super) struct RoundStream {
+    pub event: String,
+    pub round: String,
+    pub role: Role,
+    pub audience: Audience,
+    pub kind: WatchKind,
+}
+
+/// One of a stream's games.
+struct Followed {
+    id: Arc<str>,
+    /// Its place among the game's watchers.
+    _permit: WatchPermit,
+    done: bool,
+}
+
+/// The stream's side: its games and where it stands in each.
+struct Follower {
+    hub: Arc<Hub>,
+    role: Role,
+    audience: Audience,
+    standing: Standing,
+    games: Vec<Followed>,
+    /// The stream's index of each of the feed's games (`usize::MAX`: not on the stream).
+    by_feed: Vec<usize>,
+}
+
+impl Follower {
+    /// The stream's index of a game of the feed, if it is on the stream.
+    fn find(&self, feed_index: usize, id: &str) -> Option<usize> {
+        match self.by_feed.get(feed_index) {
+            Some(&i) if i != usize::MAX => Some(i),
+            _ => self.standing.index_of(id),
+        }
+    }
+
+    /// The stream's index of a game of the feed, adding it (from its start) if new.
+    async fn game(&mut self, feed_index: usize, id: &Arc<str>) -> Result<Option<usize>, Status> {
+        if let Some(&i) = self.by_feed.get(feed_index)
+            && i != usize::MAX
+        {
+            return Ok(Some(i));
+        }
+        let i = match self.standing.index_of(id) {
+            Some(i) => i,
+            None => match self.add(id, 0).await? {
+                Some(i) => i,
+                None => return Ok(None),
+            },
+        };
+        if self.by_feed.len() <= feed_index {
+            self.by_feed.resize(feed_index + 1, usize::MAX);
+        }
+        self.by_feed[feed_index] = i;
+        Ok(Some(i))
+    }
+
+    /// Adds a game at `from`; `None` for a game quarantined as it loads.
+    async fn add(&mut self, id: &str, from: u64) -> Result<Option<usize>, Status> {
+        let handle = match self.hub.game(id).await {
+            Ok(h) => h,
+            Err(HubError::Quarantined { .. }) => return Ok(None),
+            Err(e) => return Err(status(&e)),
+        };
+        let permit = handle.watch_permit(self.audience).map_err(|e| status(&e))?;
+        self.games.push(Followed {
+            id: id.into(),
+            _permit: permit,
+            done: false,
+        });
+        Ok(Some(self.standing.push(id, from)))
+    }
+
+    /// The messages that take game `i` from where the stream stands to `until`, from the
+    /// game's watch (its log, then what it holds), each with the stream's cursor.
+    async fn catch_up(&mut self, i: usize, until: u64) -> Result<Vec<pb::GameEvent>, Status> {
+        let from = self.standing.seq(i);
+        let mut out = Vec::new();
+        if from >= until {
+            return Ok(out);
+        }
+        let Some(mut w) = join(&self.hub, &self.role, &self.games[i].id, from).await? else {
+            return Ok(out);
+        };
+        while w.last_seq() < until {
+            match next_pb(&mut w).await {
+                Some(Ok(mut e)) => {
+                    self.standing.set(i, e.seq);
+                    e.cursor = self.standing.cursor();
+                    out.push(e);
+                }
+                Some(Err(s)) => return Err(s),
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// After falling behind the feed: each game whose messages the stream lost brought to
+    /// the first message of it still in the channel (`retained`), or to where the feed
+    /// stood then (`state`) when none is. The live audience gets the game's `Resync`;
+    /// the public the events from the log, each already past its delay.
+    async fn recover(
+        &mut self,
+        state: &FeedState,
+        retained: &[Arc<FeedItem>],
+    ) -> Result<Vec<pb::GameEvent>, Status> {
+        let mut first: HashMap<usize, (u64, bool)> = HashMap::new();
+        let mut kept = vec![false; state.ids.len()];
+        for item in retained {
+            if let Some(k) = kept.get_mut(item.game) {
+                *k = true;
+            }
+            if let What::Message { seq, resync, .. } = item.what {
+                first.entry(item.game).or_insert((seq, resync));
+            }
+        }
+        let mut out = Vec::new();
+        for (f, id) in state.ids.iter().enumerate() {
+            let Some(i) = self.game(f, id).await? else {
+                continue;
+            };
+            let target = match first.get(&f) {
+                Some(&(seq, false)) => seq - 1,
+                // A resync in the channel replaces what came before it.
+                Some(&(_, true)) => 0,
+                None => state.standing.seq(f),
+            };
+            if self.standing.seq(i) < target {
+                match self.audience {
+                    Audience::Live => {
+                        if let Some(mut e) = self.resync(i).await? {
+                            self.standing.set(i, self.standing.seq(i).max(e.seq));
+                            e.cursor = self.standing.cursor();
+                            out.push(e);
+                        }
+                    }
+                    Audience::Public => out.extend(self.catch_up(i, target).await?),
+                }
+            }
+            // Its end was among what the stream lost (an end comes after its game's
+            // last message, so nothing of the game is left in the channel).
+            if state.ended[f] && !kept[f] && self.standing.seq(i) >= target {
+                self.games[i].done = true;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Game `i` as it stands now, as a `Resync` message (live audience only).
+    async fn resync(&self, i: usize) -> Result<Option<pb::GameEvent>, Status> {
+        let handle: GameHandle = match self.hub.game(&self.games[i].id).await {
+            Ok(h) => h,
+            Err(HubError::Quarantined { .. }) => return Ok(None),
+            Err(e) => return Err(status(&e)),
+        };
+        let snap = handle
+            .read(|session, now_ms| Snapshot {
+                session: session.clone(),
+                now_ms,
+            })
+            .await
+            .map_err(|e| status(&e))?;
+        Ok(Some(resync_pb(handle.meta(), &snap)))
+    }
+
+    fn finished(&self) -> bool {
+        !self.games.is_empty() && self.games.iter().all(|g| g.done)
+    }
+}
+
+/// What a stream does with one item of its feed.
+enum Step {
+    Send(Vec<pb::GameEvent>),
+    Skip,
+    Fail(Status),
+    SendThenFail(Vec<pb::GameEvent>, Status),
+}
+
+/// A round stream on its round's feed: the games listed now, each from where the
+/// request says (a cursor, `resume_from`, `from_seq`), brought up to the feed, then the
+/// feed's messages, with games created in the round joining from their start. Ends once
+/// every game on it has finished (a stream with no game yet waits), with the first
+/// error, or at shutdown.
+///
+/// # Errors
+/// The store failing, a game that cannot load, a watcher limit, a cursor that is not for
+/// this round.
+pub(super) async fn open(
+    hub: &Arc<Hub>,
+    feeds: &Arc<Feeds>,
+    req: RoundStream,
+    froms: &(dyn Fn(&[GameMeta]) -> Vec<u64> + Sync),
+) -> Result<impl Stream<Item = Result<pb::GameEvent, Status>> + Send + use<>, Status> {
+    let key = FeedKey {
+        event: req.event.clone(),
+        round: req.round.clone(),
+        audience: req.audience,
+    };
+    let (feed, mut rx) = feeds.subscribe(hub, key.clone());
+    let mut ready = feed.ready.clone();
+    if ready.wait_for(|r| *r).await.is_err() {
+        return Err(status(&HubError::ShuttingDown));
+    }
+    let state = feed.lock().clone();
+    if let Some(s) = state.failed {
+        return Err(s);
+    }
+    let metas = hub
+        .list_by_creation(&key.filter())
+        .await
+        .map_err(|e| status(&e))?;
+    let froms = froms(&metas);
+    let mut follower = Follower {
+        hub: hub.clone(),
+        role: req.role,
+        audience: req.audience,
+        standing: Standing::new(&req.event, &req.round),
+        games: Vec::with_capacity(metas.len()),
+        by_feed: Vec::new(),
+    };
+    // Where each game is to be brought before the feed's messages, and whether it has
+    // ended there.
+    let mut targets = Vec::with_capacity(metas.len());
+    for (m, from) in metas.iter().zip(froms) {
+        if follower.add(&m.id, from).await?.is_some() {
+            targets.push(match state.standing.index_of(&m.id) {
+                Some(f) => (state.standing.seq(f), state.ended[f]),
+                None => (0, false),
+            });
+        }
+    }
+    let open = hub.metrics().watcher(req.kind);
+    let (hub, kind) = (hub.clone(), req.kind);
+    Ok(stream! {
+        let _open = open;
+        let metrics = hub.metrics().clone();
+        let mut stopped = std::pin::pin!(hub.stopped());
+        for (i, &(until, ended)) in targets.iter().enumerate() {
+            match follower.catch_up(i, until).await {
+                Ok(messages) => {
+                    for e in messages {
+                        count(&metrics, kind, &e);
+                        yield Ok(e);
+                    }
+                }
+                Err(s) => {
+                    yield Err(s);
+                    return;
+                }
+            }
+            follower.games[i].done = ended && follower.standing.seq(i) >= until;
+        }
+        // In step: the stream stands where the feed does, and sends its messages as
+        // they are.
+        let mut in_step = false;
+        while !follower.finished() {
+            let item = tokio::select! {
+                biased;
+                () = &mut stopped => {
+                    yield Err(status(&HubError::ShuttingDown));
+                    return;
+                }
+                item = rx.recv() => item,
+            };
+            let step = match item {
+                Ok(item) => take(&mut follower, &item, &mut in_step).await,
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    in_step = false;
+                    lagged(&mut follower, &feed, &mut rx, &mut in_step).await
+                }
+                // The feed is held here: never closed while the stream runs.
+                Err(broadcast::error::RecvError::Closed) => {
+                    Step::Fail(status(&HubError::ShuttingDown))
+                }
+            };
+            match step {
+                Step::Send(messages) => {
+                    for e in messages {
+                        count(&metrics, kind, &e);
+                        yield Ok(e);
+                    }
+                }
+                Step::Skip => {}
+                Step::Fail(s) => {
+                    yield Err(s);
+                    return;
+                }
+                Step::SendThenFail(messages, s) => {
+                    for e in messages {
+                        count(&metrics, kind, &e);
+                        yield Ok(e);
+                    }
+                    yield Err(s);
+                    return;
+                }
+            }
+        }
+    })
+}
+
+/// A stream that fell behind its feed: what is left in the channel and where the feed
+/// stood after it, taken together; the games it lost messages of brought up to that;
+/// then what is left, as usual.
+async fn lagged(
+    follower: &mut Follower,
+    feed: &Feed,
+    rx: &mut broadcast::Receiver<Arc<FeedItem>>,
+    in_step: &mut bool,
+) -> Step {
+    let (retained, state) = {
+        // The feed publishes under this lock: nothing arrives while the channel drains.
+        let state = feed.lock();
+        let mut retained = Vec::new();
+        loop {
+            match rx.try_recv() {
+                Ok(item) => retained.push(item),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                Err(_) => break,
+            }
+        }
+        (retained, state.clone())
+    };
+    let mut out = match follower.recover(&state, &retained).await {
+        Ok(messages) => messages,
+        Err(s) => return Step::Fail(s),
+    };
+    for item in &retained {
+        match take(follower, item, in_step).await {
+            Step::Send(messages) => out.extend(messages),
+            Step::Skip => {}
+            // What was ready goes first; the failure then ends the stream.
+            Step::Fail(s) => return Step::SendThenFail(out, s),
+            Step::SendThenFail(messages, s) => {
+                out.extend(messages);
+                return Step::SendThenFail(out, s);
+            }
+        }
+    }
+    Step::Send(out)
+}
+
+/// What one item of the feed means for a stream.
+async fn take(follower: &mut Follower, item: &FeedItem, in_step: &mut bool) -> Step {
+    let (seq, resync, message) = match &item.what {
+        What::Failed(s) => return Step::Fail(s.clone()),
+        What::End => {
+            if let Some(i) = follower.find(item.game, &item.game_id) {
+                follower.games[i].done = true;
+            }
+            return Step::Skip;
+        }
+        What::Message {
+            seq,
+            resync,
+            message,
+        } => (*seq, *resync, message),
+    };
+    let i = match follower.game(item.game, &item.game_id).await {
+        Ok(Some(i)) => i,
+        Ok(None) => return Step::Skip,
+        Err(s) => return Step::Fail(s),
+    };
+    let stands = follower.standing.seq(i);
+    if seq <= stands {
+        return Step::Skip;
+    }
+    let mut out = Vec::new();
+    if !resync && seq > stands + 1 {
+        // A gap (the game joined the stream after events the feed had sent): filled
+        // from the game first.
+        *in_step = false;
+        match follower.catch_up(i, seq - 1).await {
+            Ok(messages) => out = messages,
+            Err(s) => return Step::Fail(s),
+        }
+        if follower.standing.seq(i) >= seq {
+            return Step::Send(out);
+        }
+    }
+    follower.standing.set(i, seq);
+    if *in_step {
+        out.push(message.as_ref().clone());
+    } else {
+        let cursor = follower.standing.cursor();
+        if cursor == message.cursor {
+            *in_step = true;
+            out.push(message.as_ref().clone());
+        } else {
+            let mut own = message.as_ref().clone();
+            own.cursor = cursor;
+            out.push(own);
+        }
+    }
+    Step::Send(out)
+}
