@@ -6,8 +6,8 @@
 //!
 //! - **Durable before acknowledged.** Every connection runs with
 //!   `synchronous_commit = on`: an append's future resolves only after PostgreSQL has
-//!   flushed its commit record. Concurrent appends on several connections share the
-//!   server's WAL flushes (its own group commit).
+//!   flushed its commit record. The appends of many games made at once go in one
+//!   statement and one commit ([`append`]), and up to four such statements run at once.
 //! - **Fenced by the database.** A node appends only under the epoch it acquired; the
 //!   append is ONE statement that moves the row's `last_seq` and inserts the events only
 //!   where `owner_node`, `epoch` and `last_seq` are still what this node holds and the
@@ -31,6 +31,7 @@
 //! Connections come from a deadpool pool; statements are prepared once per connection.
 //! TLS to the database is not supported: run it on a private network or a local socket.
 
+mod append;
 mod schema;
 
 use std::collections::HashMap;
@@ -105,6 +106,8 @@ struct Inner {
     held: Mutex<HashMap<String, Held>>,
     lost: broadcast::Sender<String>,
     closed: AtomicBool,
+    /// The queue of the group appends' writer ([`append`]).
+    appends: tokio::sync::mpsc::Sender<append::Append>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -177,13 +180,14 @@ impl PostgresStore {
 
         let (lost, _) = broadcast::channel(LOSSES_QUEUE);
         let (hints, _) = broadcast::channel(HINTS_QUEUE);
-        let inner = Arc::new(Inner {
+        let inner = Arc::new_cyclic(|weak| Inner {
             pool,
             hints: hints.clone(),
             options,
             held: Mutex::new(HashMap::new()),
             lost,
             closed: AtomicBool::new(false),
+            appends: append::start(weak.clone()),
         });
         tokio::spawn(renew_forever(Arc::downgrade(&inner)));
         tokio::spawn(listen_forever(
@@ -327,63 +331,44 @@ impl PostgresStore {
         if payloads.is_empty() {
             return Err(StoreError::EmptyAppend);
         }
-        let client = self.client().await?;
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
         let Some(held) = self.inner.held_now(game_id) else {
+            let client = self.client().await?;
             return Err(self
                 .refusal(&client, game_id, expected_next_seq, None)
                 .await);
         };
         let last = seq_to_sql(expected_next_seq)? - 1;
-        let n = i64::try_from(payloads.len())
-            .map_err(|_| StoreError::Corrupt("too many events in one append".into()))?;
         let (finished, summary_json) = match summary {
             Some(s) => (Some(s.finished), Some(s.summary_json)),
             None => (None, None),
         };
-        let statement = client
-            .prepare_cached(
-                "WITH g AS (
-                     UPDATE games SET last_seq = last_seq + $5,
-                                      finished = COALESCE($7, finished),
-                                      summary_json = COALESCE($8, summary_json)
-                     WHERE game_id = $1 AND owner_node = $2 AND epoch = $3
-                       AND lease_until > now() AND last_seq = $4
-                     RETURNING game_id, last_seq
-                 ), e AS (
-                     INSERT INTO events (game_id, seq, written_at_ms, payload)
-                     SELECT g.game_id, $4 + t.i, $9, t.p
-                     FROM g, unnest($6::bytea[]) WITH ORDINALITY AS t(p, i)
-                 )
-                 SELECT pg_notify('arbiter_events', 'appended ' || g.last_seq || ' ' || g.game_id)
-                 FROM g",
-            )
+        let count = payloads.len() as u64;
+        // One statement with whatever other games append meanwhile (see `append`).
+        let (reply, written) = tokio::sync::oneshot::channel();
+        self.inner
+            .appends
+            .send(append::Append {
+                game_id: game_id.to_string(),
+                epoch: held.epoch,
+                last,
+                payloads,
+                finished,
+                summary_json,
+                reply,
+            })
             .await
-            .map_err(StoreError::database)?;
-        let started = Instant::now();
-        let written = client
-            .query(
-                &statement,
-                &[
-                    &game_id,
-                    &self.inner.options.node_id,
-                    &held.epoch,
-                    &last,
-                    &n,
-                    &payloads,
-                    &finished,
-                    &summary_json,
-                    &now_ms(),
-                ],
-            )
-            .await;
-        if let Some(observer) = &self.inner.options.commit_observer {
-            observer.committed(started.elapsed());
-        }
-        match written.map_err(StoreError::database)?.len() {
-            0 => Err(self
-                .refusal(&client, game_id, expected_next_seq, Some(held.epoch))
-                .await),
-            _ => Ok(expected_next_seq + payloads.len() as u64 - 1),
+            .map_err(|_| StoreError::Closed)?;
+        match written.await.map_err(|_| StoreError::Closed)?? {
+            true => Ok(expected_next_seq + count - 1),
+            false => {
+                let client = self.client().await?;
+                Err(self
+                    .refusal(&client, game_id, expected_next_seq, Some(held.epoch))
+                    .await)
+            }
         }
     }
 
@@ -478,8 +463,13 @@ impl Inner {
             return Ok(Vec::new());
         }
         let started = Instant::now();
-        let client = self.pool.get().await.map_err(pool_error)?;
-        let rows = client
+        let mut client = self.pool.get().await.map_err(pool_error)?;
+        let tx = client.transaction().await.map_err(StoreError::database)?;
+        // The rows in id order first, as every statement that locks several does.
+        tx.execute(append::LOCK_IN_ORDER, &[&ids])
+            .await
+            .map_err(StoreError::database)?;
+        let rows = tx
             .query(
                 "UPDATE games AS g
                  SET lease_until = now() + $2::bigint * interval '1 millisecond'
@@ -490,6 +480,7 @@ impl Inner {
             )
             .await
             .map_err(StoreError::database)?;
+        tx.commit().await.map_err(StoreError::database)?;
         let renewed: HashMap<String, i64> = rows
             .iter()
             .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1)))
@@ -646,6 +637,25 @@ async fn renew_forever(inner: Weak<Inner>) {
         }
         inner.expire();
     }
+}
+
+/// Releases the leases `ids` (at `epochs`) of `node`, the rows locked in id order first.
+async fn release_all(
+    client: &mut Object,
+    node: &str,
+    ids: &[String],
+    epochs: &[i64],
+) -> Result<(), tokio_postgres::Error> {
+    let tx = client.transaction().await?;
+    tx.execute(append::LOCK_IN_ORDER, &[&ids]).await?;
+    tx.execute(
+        "UPDATE games AS g SET owner_node = NULL, owner_addr = '', lease_until = NULL
+         FROM unnest($2::text[], $3::bigint[]) AS h(game_id, epoch)
+         WHERE g.game_id = h.game_id AND g.epoch = h.epoch AND g.owner_node = $1",
+        &[&node, &ids, &epochs],
+    )
+    .await?;
+    tx.commit().await
 }
 
 fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
@@ -838,16 +848,11 @@ impl EventStore for PostgresStore {
             .map(|(id, h)| (id, h.epoch))
             .unzip();
         let released = match self.inner.pool.get().await {
-            Ok(client) if !ids.is_empty() => client
-                .execute(
-                    "UPDATE games AS g SET owner_node = NULL, owner_addr = '', lease_until = NULL
-                     FROM unnest($2::text[], $3::bigint[]) AS h(game_id, epoch)
-                     WHERE g.game_id = h.game_id AND g.epoch = h.epoch AND g.owner_node = $1",
-                    &[&self.inner.options.node_id, &ids, &epochs],
-                )
-                .await
-                .map(|_| ())
-                .map_err(StoreError::database),
+            Ok(mut client) if !ids.is_empty() => {
+                release_all(&mut client, &self.inner.options.node_id, &ids, &epochs)
+                    .await
+                    .map_err(StoreError::database)
+            }
             Ok(_) => Ok(()),
             Err(e) => Err(pool_error(e)),
         };
