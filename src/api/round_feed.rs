@@ -36,7 +36,7 @@ use super::auth::Role;
 use super::convert::resync_pb;
 use super::error::status;
 use super::pb;
-use super::watch::{Standing, count, join, next_pb};
+use super::watch::{Standing, count, join, joining, next_pb};
 use crate::hub::metrics::WatchKind;
 use crate::hub::{Audience, GameHandle, GameMeta, Hub, HubError, Snapshot, WatchPermit};
 use crate::store::GameFilter;
@@ -333,28 +333,20 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
                 }
             }
             Wake::Created(c) => {
-                let joining = match c {
-                    Ok(meta) => vec![meta.as_ref().clone()],
-                    // Fell behind the creations: list again, add what is new.
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        match hub.list_by_creation(&filter).await {
-                            Ok(metas) => metas,
-                            Err(e) => {
-                                feeds.leave(&feed, false);
-                                feed.publish(usize::MAX, What::Failed(status(&e)));
-                                return;
-                            }
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Closed) => {
+                let joining = match joining(&hub, &filter, c).await {
+                    Ok(Some(metas)) => metas,
+                    Ok(None) => {
                         listening = false;
                         Vec::new()
                     }
+                    Err(e) => {
+                        feeds.leave(&feed, false);
+                        feed.publish(usize::MAX, What::Failed(status(&e)));
+                        return;
+                    }
                 };
                 for meta in joining {
-                    let wanted = filter.event.as_ref().is_none_or(|e| *e == meta.event)
-                        && filter.round.as_ref().is_none_or(|r| *r == meta.round);
-                    if !wanted || feed.lock().standing.has(&meta.id) {
+                    if feed.lock().standing.has(&meta.id) {
                         continue;
                     }
                     // A game that joins is followed from its start.

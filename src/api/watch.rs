@@ -226,28 +226,20 @@ pub(super) fn watch_round(
                 },
                 Wake::Drained => {}
                 Wake::Created(c) => {
-                    let joining = match c {
-                        Ok(meta) => vec![meta.as_ref().clone()],
-                        // Fell behind the creations: list again, add what is new.
-                        Err(broadcast::error::RecvError::Lagged(_)) => {
-                            match hub.list_by_creation(&filter).await {
-                                Ok(metas) => metas,
-                                Err(e) => {
-                                    yield Err(status(&e));
-                                    break;
-                                }
-                            }
-                        }
-                        Err(broadcast::error::RecvError::Closed) => {
+                    let joining = match joining(&hub, &filter, c).await {
+                        Ok(Some(metas)) => metas,
+                        Ok(None) => {
                             listening = false;
                             Vec::new()
+                        }
+                        Err(e) => {
+                            yield Err(status(&e));
+                            break;
                         }
                     };
                     let mut failed = None;
                     for meta in joining {
-                        let wanted = filter.event.as_ref().is_none_or(|e| *e == meta.event)
-                            && filter.round.as_ref().is_none_or(|r| *r == meta.round);
-                        if !wanted || standing.has(&meta.id) {
+                        if standing.has(&meta.id) {
                             continue;
                         }
                         // A game that joins is watched from its start.
@@ -274,6 +266,33 @@ pub(super) fn watch_round(
             }
         }
     }
+}
+
+/// The games of `filter` a creation notice brings to a round stream: the game created,
+/// or, after falling behind the notices, every game listed again (the stream skips those
+/// it has); `None` once no notice can come.
+///
+/// # Errors
+/// The store failing while the games are listed again.
+pub(super) async fn joining(
+    hub: &Hub,
+    filter: &GameFilter,
+    notice: Result<Arc<GameMeta>, broadcast::error::RecvError>,
+) -> Result<Option<Vec<GameMeta>>, HubError> {
+    let metas = match notice {
+        Ok(meta) => vec![meta.as_ref().clone()],
+        Err(broadcast::error::RecvError::Lagged(_)) => hub.list_by_creation(filter).await?,
+        Err(broadcast::error::RecvError::Closed) => return Ok(None),
+    };
+    Ok(Some(
+        metas
+            .into_iter()
+            .filter(|m| {
+                filter.event.as_ref().is_none_or(|e| *e == m.event)
+                    && filter.round.as_ref().is_none_or(|r| *r == m.round)
+            })
+            .collect(),
+    ))
 }
 
 /// A round stream's watch of a game, as `role` may see it, after `from`; `None` for a
