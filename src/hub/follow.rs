@@ -3,16 +3,19 @@
 //!
 //! A game's task is either its **owner** (it decides commands, appends under the lease,
 //! runs the clock's timer) or a **follower**: it reads the log's new rows by seq when the
-//! store hints that the game grew (PostgreSQL `NOTIFY`, see [`crate::store::StoreHint`])
-//! and at least every [`HubConfig::follow_poll`](super::HubConfig::follow_poll) (hints
-//! can be lost), applies them to its copy of
-//! the session and publishes them to its watchers exactly as the owner does, so reads,
-//! watch streams, the PDN stream and the live page behave the same on every node. A
-//! follower refuses commands with the owner's name and address (UNAVAILABLE, the address
-//! in the `arbiter-owner-addr` metadata). It tries to take the game every
-//! [`HubConfig::takeover_every`](super::HubConfig::takeover_every); once the owner's lease
-//! has run out (the owner died, or was cut off), the first node to try gets it (the
-//! database bumps the epoch, which fences the old owner), reads the last rows, records
+//! store hints that the game grew (PostgreSQL `NOTIFY`, see [`crate::store::StoreHint`]),
+//! applies them to its copy of the session and publishes them to its watchers exactly as
+//! the owner does, so reads, watch streams, the PDN stream and the live page behave the
+//! same on every node. A follower refuses commands with the owner's name and address
+//! (UNAVAILABLE, the address in the `arbiter-owner-addr` metadata). A follower has no
+//! timer of its own: hints can be lost, so every
+//! [`HubConfig::takeover_every`](super::HubConfig::takeover_every), and just after the
+//! first of their leases is due to end, the hub asks the store where all the games it
+//! follows stand, in one statement
+//! ([`EventStore::survey`](crate::store::EventStore::survey)), and tells each one: a game
+//! whose log is longer than its copy reads the rest; a running game whose owner's lease
+//! has run out (the owner died, or was cut off) is taken by the first node to try (the
+//! database bumps the epoch, which fences the old owner), which reads the last rows, records
 //! the handover gap as an outage (charged or not as after a restart) and re-arms the
 //! clock from the recorded absolute times. The watchers stay on the same task: no gap,
 //! no duplicate. An owner that loses its lease becomes a follower in the same way.
@@ -25,7 +28,7 @@ use super::error::{HubError, decode};
 use super::queue::Published;
 use super::task::{GameTask, Tenure};
 use crate::game::{Decided, GameEvent, Session};
-use crate::store::StoreError;
+use crate::store::{Standing, StoreError};
 
 /// The outage since a running game's last event (the time no node served it), recorded
 /// as the judge decides it: charged to the side on move if `charged`. Returns the
@@ -47,34 +50,33 @@ impl GameTask {
         })
     }
 
-    /// A follower's wake: read the new rows when due (a hint, or the poll), then, for a
-    /// running game when due, try to take it.
+    /// A hint that the game grew: read the new rows now.
     pub(super) async fn follow(&mut self) {
-        let now = Instant::now();
-        if now >= self.tenure.follow_at {
-            self.tenure.follow_at = now + self.follow_poll;
-            if let Err(e) = self.catch_up().await {
-                tracing::warn!(game = %self.meta.id, error = %e, "following: log not read");
-                return;
-            }
+        if let Err(e) = self.catch_up().await {
+            tracing::warn!(game = %self.meta.id, error = %e, "following: log not read");
         }
-        if self.session.result().is_some() || now < self.tenure.try_at {
+    }
+
+    /// The hub's survey says where the game stands: read the rows this copy lacks, and
+    /// try to take a running game whose lease ran out (another node may be quicker: the
+    /// database decides).
+    pub(super) async fn surveyed(&mut self, standing: Standing) {
+        if standing.owner.is_some() {
+            self.tenure.elsewhere = standing.owner;
+        }
+        if standing.last_seq > self.session.last_seq()
+            && let Err(e) = self.catch_up().await
+        {
+            tracing::warn!(game = %self.meta.id, error = %e, "following: log not read");
             return;
         }
-        self.tenure.try_at = now + self.takeover_every;
+        if !standing.free || self.session.result().is_some() {
+            return;
+        }
         match self.store.acquire(&self.meta.id).await {
             Ok(()) => self.take_over().await,
             Err(StoreError::Fenced { owner, .. }) => self.tenure.elsewhere = owner,
             Err(e) => tracing::warn!(game = %self.meta.id, error = %e, "takeover not tried"),
-        }
-    }
-
-    /// When a follower next wakes by itself.
-    pub(super) fn follower_wake(&self) -> Instant {
-        if self.session.result().is_some() {
-            self.tenure.follow_at
-        } else {
-            self.tenure.follow_at.min(self.tenure.try_at)
         }
     }
 
@@ -139,7 +141,6 @@ impl GameTask {
             }
         }
         self.tenure = Tenure::follower(elsewhere);
-        self.tenure.try_at = Instant::now() + self.takeover_every;
         self.retry_at = None;
     }
 

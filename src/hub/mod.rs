@@ -62,11 +62,11 @@ pub struct HubConfig {
     pub max_watchers_per_game: usize,
     /// Watchers of all games together at most.
     pub max_watchers: usize,
-    /// How often a game this node follows (another node owns it) has its log read when
-    /// no hint says it grew (hints can be lost).
-    pub follow_poll: Duration,
-    /// How often a follower tries to take over a running game (it succeeds once the
-    /// owner's lease has run out), and how often the hub looks for running games that no
+    /// How often the hub surveys the games this node follows (another node owns them),
+    /// in one statement: a game whose log grew without a hint (hints can be lost) reads
+    /// the new rows, and a running game whose owner's lease ran out is taken over. A
+    /// survey also comes just after the first of those leases is due to end (its owner
+    /// may be dead). Every fourth period the hub also looks for running games that no
     /// node serves.
     pub takeover_every: Duration,
 }
@@ -80,7 +80,6 @@ impl Default for HubConfig {
             evict_after: Duration::from_secs(60),
             max_watchers_per_game: 5_000,
             max_watchers: 50_000,
-            follow_poll: Duration::from_secs(1),
             takeover_every: Duration::from_millis(250),
         }
     }
@@ -338,8 +337,6 @@ impl Hub {
             active_at: tokio::time::Instant::now(),
             public,
             tenure,
-            follow_poll: self.config.follow_poll,
-            takeover_every: self.config.takeover_every,
             charge_outage: self.charge_outage,
         };
         tokio::spawn(task.run());
@@ -765,9 +762,12 @@ impl Loader for Hub {
 /// What the store says of several nodes' games, acted on: a task whose lease was
 /// dropped steps down and follows; a follower whose game grew elsewhere (a hint) reads
 /// it at once; a game created on another node is loaded (as a follower) and announced to
-/// the round streams; and every so often the running games that no node serves (their
-/// owner died) are loaded, so this node takes them over or follows them if another node
-/// was quicker.
+/// the round streams; every `takeover_every`, and just after the first of their leases
+/// is due to end, the games this node follows are surveyed in one statement (see
+/// [`Hub::survey`]); and every fourth period the running games that
+/// no node serves (their owner died) are loaded, so this node takes them over or follows
+/// them if another node was quicker. After hints were lost, that look covers every
+/// unfinished game once (games created elsewhere meanwhile are followed).
 async fn watch_store(
     hub: std::sync::Weak<Hub>,
     mut losses: broadcast::Receiver<String>,
@@ -777,13 +777,15 @@ async fn watch_store(
         Some(h) => h.config.takeover_every,
         None => return,
     };
-    let mut scan = tokio::time::interval(every * 4);
-    scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut survey_at = tokio::time::Instant::now() + every;
+    let mut scan_at = survey_at + every * 3;
+    // Hints were lost: the next look lists every unfinished game, not only unserved ones.
+    let mut missed = false;
     loop {
         let wake = tokio::select! {
             lost = losses.recv() => Wake::Lost(lost),
             Some(hint) = next_hint(&mut hints) => Wake::Hint(hint),
-            _ = scan.tick() => Wake::Scan,
+            () = tokio::time::sleep_until(survey_at) => Wake::Survey,
         };
         let Some(hub) = hub.upgrade() else { return };
         if hub.stopping() {
@@ -807,10 +809,28 @@ async fn watch_store(
             }
             Wake::Hint(Ok(StoreHint::Missed) | Err(broadcast::error::RecvError::Lagged(_))) => {
                 hub.tell_all(|| Msg::Follow);
+                missed = true;
             }
             Wake::Hint(Err(broadcast::error::RecvError::Closed)) => hints = None,
-            Wake::Scan => {
-                let orphans = match hub.store.unfinished_games().await {
+            Wake::Survey => {
+                let lease_ends = hub.survey().await;
+                let now = tokio::time::Instant::now();
+                // The next survey: as usual, or just after the first lease of a game this
+                // node follows runs out (its owner may be dead: take it over at once).
+                survey_at = now + every;
+                if let Some(left) = lease_ends {
+                    survey_at = survey_at.min(now + left + LEASE_END_MARGIN);
+                }
+                if now < scan_at {
+                    continue;
+                }
+                scan_at = now + every * 4;
+                let listed = if std::mem::take(&mut missed) {
+                    hub.store.unfinished_games().await
+                } else {
+                    hub.store.unserved_games().await
+                };
+                let orphans = match listed {
                     Ok(records) => records,
                     Err(e) => {
                         tracing::warn!(error = %e, "looking for unserved games");
@@ -832,11 +852,15 @@ async fn watch_store(
     }
 }
 
+/// How long after a followed game's lease ends (by the database's clock, as the survey
+/// read it) the next survey looks again: the survey's own round trip is the slack.
+const LEASE_END_MARGIN: Duration = Duration::from_millis(2);
+
 /// What woke [`watch_store`].
 enum Wake {
     Lost(Result<String, broadcast::error::RecvError>),
     Hint(Result<StoreHint, broadcast::error::RecvError>),
-    Scan,
+    Survey,
 }
 
 /// The next hint, or never if the store gives none.
@@ -861,6 +885,40 @@ impl Hub {
     fn tell_all(&self, msg: impl Fn() -> Msg) {
         for h in self.games().values() {
             let _ = h.tx.try_send(msg());
+        }
+    }
+
+    /// Asks the store where the games this node follows stand (one statement for all of
+    /// them) and tells each its standing: it reads the rows it lacks, and a running game
+    /// whose lease ran out is taken over (see the `follow` module). A node following no
+    /// game asks nothing. Returns how long until the first of their live leases ends.
+    async fn survey(&self) -> Option<Duration> {
+        let followed: Vec<String> = self
+            .games()
+            .keys()
+            .filter(|id| !self.store.holds(id))
+            .cloned()
+            .collect();
+        if followed.is_empty() {
+            return None;
+        }
+        match self.store.survey(&followed).await {
+            Ok(standings) => {
+                let first_end = standings
+                    .iter()
+                    .filter(|s| !s.free)
+                    .filter_map(|s| s.lease_left)
+                    .min();
+                for standing in standings {
+                    let id = standing.game_id.clone();
+                    self.tell(&id, move || Msg::Surveyed(standing.clone()));
+                }
+                first_end
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "surveying the games followed");
+                None
+            }
         }
     }
 

@@ -18,7 +18,7 @@ use super::queue::{Published, WatchEnd, WatchQueue, WatchStart};
 use super::timeline::Timeline;
 use crate::game::{Actor, Command, Decided, EventKind, GameEvent, Session};
 use crate::rules::Color;
-use crate::store::{EventStore, StoreError};
+use crate::store::{EventStore, Standing, StoreError};
 
 /// The reply to a command: the session after it (and the instant it was read at) and the
 /// events it recorded, or why nothing was recorded.
@@ -54,6 +54,18 @@ pub(super) enum Msg {
     LeaseLost,
     /// The game's log grew on another node: a follower reads it now.
     Follow,
+    /// Where the game stands in the shared log (the hub's survey of the games this node
+    /// follows): a follower reads the rows it lacks, and takes a running game whose
+    /// lease ran out.
+    Surveyed(Standing),
+}
+
+impl Msg {
+    /// A message of the hub's own (not a caller's): it does not keep a finished game in
+    /// memory.
+    fn internal(&self) -> bool {
+        matches!(self, Msg::LeaseLost | Msg::Follow | Msg::Surveyed(_))
+    }
 }
 
 /// A command as a caller sends it: made already, or made for the side to move when the
@@ -125,21 +137,14 @@ pub(super) struct Tenure {
     pub owner: bool,
     /// The node serving the game when this one follows (node id, address), if known.
     pub elsewhere: Option<(String, String)>,
-    /// When a follower next reads the log.
-    pub follow_at: tokio::time::Instant,
-    /// When a follower next tries to take the game.
-    pub try_at: tokio::time::Instant,
 }
 
 impl Tenure {
     /// The owner's tenure.
     pub(super) fn owner() -> Tenure {
-        let now = tokio::time::Instant::now();
         Tenure {
             owner: true,
             elsewhere: None,
-            follow_at: now,
-            try_at: now,
         }
     }
 
@@ -148,7 +153,6 @@ impl Tenure {
         Tenure {
             owner: false,
             elsewhere,
-            ..Tenure::owner()
         }
     }
 }
@@ -191,10 +195,6 @@ pub(super) struct GameTask {
     pub public: Option<Public>,
     /// Whether this node owns the game or follows it (see the `follow` module).
     pub tenure: Tenure,
-    /// How often a follower reads the log.
-    pub follow_poll: Duration,
-    /// How often a follower tries to take a running game over.
-    pub takeover_every: Duration,
     /// Whether an outage is charged to the side on move (the server's setting).
     pub charge_outage: bool,
 }
@@ -210,6 +210,7 @@ impl GameTask {
     /// Runs until shutdown (or until every handle is gone), then ends every watch.
     pub async fn run(mut self) {
         loop {
+            // A follower has no timer: the hub's survey and hints wake it.
             let deadline = if self.tenure.owner {
                 self.retry_at.or_else(|| {
                     self.session
@@ -217,7 +218,7 @@ impl GameTask {
                         .map(|ms| self.timeline.instant(ms))
                 })
             } else {
-                Some(self.follower_wake())
+                None
             };
             // Not before the viewers have seen the end either.
             let public_until = self
@@ -237,15 +238,16 @@ impl GameTask {
             match wake {
                 Wake::Stop | Wake::Msg(None) => break,
                 Wake::Msg(Some(msg)) => {
-                    self.active_at = tokio::time::Instant::now();
+                    if !msg.internal() {
+                        self.active_at = tokio::time::Instant::now();
+                    }
                     self.handle(msg).await;
                     self.check_lease();
                 }
-                Wake::Deadline if self.tenure.owner => {
+                Wake::Deadline => {
                     self.tick().await;
                     self.check_lease();
                 }
-                Wake::Deadline => self.follow().await,
                 Wake::Idle => {
                     self.watchers.retain(|w| !w.gone());
                     if self.watchers.is_empty() && self.leave() {
@@ -363,7 +365,12 @@ impl GameTask {
             Msg::LeaseLost => {}
             Msg::Follow => {
                 if !self.tenure.owner {
-                    self.tenure.follow_at = tokio::time::Instant::now();
+                    self.follow().await;
+                }
+            }
+            Msg::Surveyed(standing) => {
+                if !self.tenure.owner {
+                    self.surveyed(standing).await;
                 }
             }
         }

@@ -27,7 +27,9 @@ use async_trait::async_trait;
 
 pub use error::StoreError;
 pub use memory::MemoryStore;
-pub use postgres::{POSTGRES_SCHEMA_VERSION, PostgresOptions, PostgresStore};
+pub use postgres::{
+    POSTGRES_GROUP_APPEND, POSTGRES_SCHEMA_VERSION, PostgresOptions, PostgresStore,
+};
 pub use reader::LogReader;
 pub use record::{GameFilter, GameRecord, StoredEvent, SummaryUpdate, sort_games};
 pub use schema::{WAL_SIZE_LIMIT_BYTES, WRITER_AUTOCHECKPOINT_PAGES, WRITER_CACHE_KIB};
@@ -52,6 +54,22 @@ pub enum StoreHint {
     },
     /// Hints may have been lost (the listener reconnected): look at every game.
     Missed,
+}
+
+/// Where a game stands in the shared log, as a node that follows it reads it
+/// ([`EventStore::survey`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Standing {
+    /// The game.
+    pub game_id: String,
+    /// The log's last seq.
+    pub last_seq: u64,
+    /// The node named as its owner (node id, address), if any.
+    pub owner: Option<(String, String)>,
+    /// No live lease: a node may take the game now.
+    pub free: bool,
+    /// How long the live lease has left (on the database's clock), if one does.
+    pub lease_left: Option<std::time::Duration>,
 }
 
 /// Told the duration of every commit of the SQLite writer (the transaction's COMMIT, where
@@ -201,6 +219,27 @@ pub trait EventStore: Send + Sync {
     /// (this process made every change and knows of it).
     fn hints(&self) -> Option<tokio::sync::broadcast::Receiver<StoreHint>> {
         None
+    }
+
+    /// Where the games `ids` stand in the log (last seq, owner, whether the lease ran
+    /// out), in one read: what a node following those games asks every so often instead
+    /// of reading each game's log and trying each lease. Unknown ids are left out. Stores
+    /// of one process answer nothing (this node serves every game).
+    ///
+    /// # Errors
+    /// Backend failures.
+    async fn survey(&self, _ids: &[String]) -> Result<Vec<Standing>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// The unfinished games that no node serves now (no live lease, even in this node's
+    /// name): the ones a node should take over. Stores of one process: every unfinished
+    /// game.
+    ///
+    /// # Errors
+    /// Backend failures.
+    async fn unserved_games(&self) -> Result<Vec<GameRecord>, StoreError> {
+        self.unfinished_games().await
     }
 
     /// Every game not yet finished: the games to rebuild at start.

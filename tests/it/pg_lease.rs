@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use draughts_arbiter::store::{EventStore, GameRecord, PostgresStore, StoreError};
+use draughts_arbiter::store::{
+    EventStore, GameRecord, POSTGRES_GROUP_APPEND, PostgresStore, StoreError,
+};
 
 use crate::common::pg::TestDb;
 
@@ -184,6 +186,116 @@ async fn release_frees_at_once_and_death_frees_after_the_lease() {
     assert_eq!(c.epoch_of("g1"), Some(3));
     b.close().await.expect("close b");
     c.close().await.expect("close c");
+    db.drop_schema().await;
+}
+
+/// A group append is one statement that locks its games' rows in id order before it
+/// updates any (as the lease renewal does, so the two never deadlock): PostgreSQL's plan
+/// runs the ordered lock as the init plan of a one-time filter above the update's scan.
+#[tokio::test]
+async fn a_group_append_locks_its_rows_in_id_order_before_it_writes() {
+    let Some(db) = TestDb::create("lease_plan").await else {
+        return;
+    };
+    let a = db.store("node-a", LONG).await;
+    for id in ["g1", "g2"] {
+        a.create_game(game(id)).await.expect("create");
+    }
+    let plan = db
+        .lines(&format!(
+            "PREPARE ga(text[], bigint[], bigint[], bigint[], boolean[], text[], text, bigint,
+                        text[], bigint[], bytea[]) AS {POSTGRES_GROUP_APPEND};
+             EXPLAIN EXECUTE ga(ARRAY['g2', 'g1'], ARRAY[1, 1]::bigint[],
+                 ARRAY[0, 0]::bigint[], ARRAY[1, 1]::bigint[], ARRAY[NULL, NULL]::boolean[],
+                 ARRAY[NULL, NULL]::text[], 'node-a', 0, ARRAY['g2', 'g1'],
+                 ARRAY[1, 1]::bigint[], ARRAY['\\x01', '\\x02']::bytea[])"
+        ))
+        .await;
+    let text = plan.join("\n");
+    let at = |needle: &str| {
+        plan.iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle:?} in the plan:\n{text}"))
+    };
+    // The lock: rows sorted by id, then locked.
+    assert!(at("LockRows") < at("Sort Key: games.game_id"), "{text}");
+    // The update: gated by a one-time filter (evaluated once, first) on an init plan
+    // reading the lock, above the scan of the rows it updates.
+    let update = at("Update on games");
+    assert!(
+        update < at("InitPlan") && at("InitPlan") < at("One-Time Filter"),
+        "{text}"
+    );
+    assert!(
+        plan[at("One-Time Filter")..]
+            .iter()
+            .any(|l| l.contains("Scan on games")),
+        "{text}"
+    );
+    a.close().await.expect("close");
+    db.drop_schema().await;
+}
+
+/// What a following node asks every `takeover_every` instead of reading each game's log
+/// and trying each lease: one survey of its games (last seq, owner, whether the lease ran
+/// out), and the running games nobody serves.
+#[tokio::test]
+async fn a_survey_tells_followers_where_their_games_stand() {
+    let Some(db) = TestDb::create("lease_survey").await else {
+        return;
+    };
+    let a = db.store("node-a", LONG).await;
+    let b = db.store("node-b", LONG).await;
+    for id in ["g1", "g2", "g3"] {
+        a.create_game_with_events(game(id), vec![b"e1".to_vec()])
+            .await
+            .expect("create");
+    }
+    a.append("g1", 2, vec![b"e2".to_vec(), b"e3".to_vec()])
+        .await
+        .expect("append");
+    a.update_game("g3", true, None).await.expect("g3 finished");
+    let ids: Vec<String> = ["g1", "g2", "g3", "unknown"].map(String::from).to_vec();
+    let mut standings = b.survey(&ids).await.expect("survey");
+    standings.sort_by(|x, y| x.game_id.cmp(&y.game_id));
+    let seen: Vec<(&str, u64, bool)> = standings
+        .iter()
+        .map(|s| (s.game_id.as_str(), s.last_seq, s.free))
+        .collect();
+    assert_eq!(seen, [("g1", 3, false), ("g2", 1, false), ("g3", 1, false)]);
+    assert!(
+        standings
+            .iter()
+            .all(|s| s.owner == Some(("node-a".into(), "node-a.test:50051".into())))
+    );
+    assert!(b.unserved_games().await.expect("unserved").is_empty());
+
+    // g2's owner stops renewing (paused, or dead): the survey says it is free, the
+    // running games nobody serves list it, and its owner's own survey never does.
+    expire(&db, "g2").await;
+    expire(&db, "g3").await;
+    let free: Vec<String> = b
+        .survey(&ids)
+        .await
+        .expect("survey")
+        .into_iter()
+        .filter(|s| s.free)
+        .map(|s| s.game_id)
+        .collect();
+    assert_eq!(free.len(), 2, "{free:?}");
+    let unserved: Vec<String> = b
+        .unserved_games()
+        .await
+        .expect("unserved")
+        .into_iter()
+        .map(|r| r.game_id)
+        .collect();
+    assert_eq!(unserved, ["g2"], "a finished game is never taken over");
+    b.acquire("g2").await.expect("free");
+    assert!(b.unserved_games().await.expect("unserved").is_empty());
+    assert!(b.survey(&[]).await.expect("nothing asked").is_empty());
+    a.close().await.expect("close a");
+    b.close().await.expect("close b");
     db.drop_schema().await;
 }
 

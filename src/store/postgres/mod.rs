@@ -46,10 +46,13 @@ use tokio_postgres::{NoTls, Row};
 
 use super::record::now_ms;
 use super::{
-    CommitObserver, EventStore, GameFilter, GameRecord, StoreError, StoreHint, StoredEvent,
-    SummaryUpdate, sort_games,
+    CommitObserver, EventStore, GameFilter, GameRecord, Standing, StoreError, StoreHint,
+    StoredEvent, SummaryUpdate, sort_games,
 };
 
+/// The statement of a group append (for `EXPLAIN`: the test that it locks its rows in id
+/// order before it writes reads its plan).
+pub use append::APPEND as POSTGRES_GROUP_APPEND;
 pub use schema::CURRENT_VERSION as POSTGRES_SCHEMA_VERSION;
 
 /// Who this node is and how it holds games, for [`PostgresStore::connect`].
@@ -670,6 +673,14 @@ fn seq_from_sql(seq: i64) -> Result<u64, StoreError> {
     u64::try_from(seq).map_err(|_| StoreError::Corrupt(format!("negative seq {seq}")))
 }
 
+/// The condition that a game is one a node may take now: nobody's, or its lease ran out
+/// (on the database's clock), or (given the parameter naming this node, `$n`) already
+/// this node's.
+fn free(node: Option<&str>) -> String {
+    let own = node.map_or(String::new(), |n| format!("OR owner_node = {n} "));
+    format!("(owner_node IS NULL {own}OR lease_until IS NULL OR lease_until <= now())")
+}
+
 const SELECT_GAMES: &str =
     "SELECT game_id, created_at_ms, event, round, board, finished, metadata_json, summary_json
      FROM games";
@@ -835,6 +846,58 @@ impl EventStore for PostgresStore {
         Ok(games)
     }
 
+    async fn survey(&self, ids: &[String]) -> Result<Vec<Standing>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(&format!(
+                "SELECT game_id, last_seq, owner_node, owner_addr, {},
+                        (EXTRACT(EPOCH FROM lease_until - now()) * 1000000)::bigint
+                 FROM games WHERE game_id = ANY($1)",
+                free(Some("$2"))
+            ))
+            .await
+            .map_err(StoreError::database)?;
+        let rows = client
+            .query(&statement, &[&ids, &self.inner.options.node_id])
+            .await
+            .map_err(StoreError::database)?;
+        rows.iter()
+            .map(|r| {
+                Ok(Standing {
+                    game_id: r.get(0),
+                    last_seq: seq_from_sql(r.get(1))?,
+                    owner: r.get::<_, Option<String>>(2).map(|node| (node, r.get(3))),
+                    free: r.get(4),
+                    lease_left: r
+                        .get::<_, Option<i64>>(5)
+                        .and_then(|us| u64::try_from(us).ok())
+                        .map(Duration::from_micros),
+                })
+            })
+            .collect()
+    }
+
+    async fn unserved_games(&self) -> Result<Vec<GameRecord>, StoreError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(&format!(
+                "{SELECT_GAMES} WHERE NOT finished AND {}",
+                free(None)
+            ))
+            .await
+            .map_err(StoreError::database)?;
+        let rows = client
+            .query(&statement, &[])
+            .await
+            .map_err(StoreError::database)?;
+        let mut games = rows.iter().map(game_row).collect::<Result<Vec<_>, _>>()?;
+        sort_games(&mut games);
+        Ok(games)
+    }
+
     /// Releases every lease this node holds (so another node may take its games at once)
     /// and closes the pool; later calls fail with [`StoreError::Closed`].
     async fn close(&self) -> Result<(), StoreError> {
@@ -867,15 +930,14 @@ impl EventStore for PostgresStore {
         let client = self.client().await?;
         let started = Instant::now();
         let statement = client
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "UPDATE games
                  SET owner_node = $2, owner_addr = $3, epoch = epoch + 1,
                      lease_until = now() + $4::bigint * interval '1 millisecond'
-                 WHERE game_id = $1
-                   AND (owner_node IS NULL OR owner_node = $2 OR lease_until IS NULL
-                        OR lease_until <= now())
+                 WHERE game_id = $1 AND {}
                  RETURNING epoch",
-            )
+                free(Some("$2"))
+            ))
             .await
             .map_err(StoreError::database)?;
         let row = client

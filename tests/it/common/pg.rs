@@ -67,6 +67,25 @@ impl TestDb {
         let _ = task.await;
     }
 
+    /// Runs SQL on the schema, outside any store, and returns the first column of the
+    /// rows of its last statement (an `EXPLAIN`'s plan, one line a row).
+    pub async fn lines(&self, sql: &str) -> Vec<String> {
+        let (client, connection) = tokio_postgres::connect(&self.url(), tokio_postgres::NoTls)
+            .await
+            .expect("connect to the test database");
+        let task = tokio::spawn(connection);
+        let messages = client.simple_query(sql).await.expect(sql);
+        drop(client);
+        let _ = task.await;
+        messages
+            .iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(String::from),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Drops the schema and everything in it.
     pub async fn drop_schema(self) {
         self.execute(&format!("DROP SCHEMA {} CASCADE", self.schema))
