@@ -71,6 +71,9 @@ struct Seen {
     http_bytes: usize,
     /// HTTP PDN streams: first answer to the last byte.
     http_span: Duration,
+    /// HTTP PDN streams: each game record after the first answer, as (board, plies in
+    /// it, wall clock ms at receipt).
+    http_receipts: Vec<(usize, usize, f64)>,
 }
 
 /// Issue 11 item 1: the movers alone, then with the watchers, then alone again.
@@ -121,14 +124,16 @@ async fn phases(
                 games = g;
                 let targets: Vec<(String, u64)> =
                     games.iter().map(|g| (g.id.clone(), g.seq)).collect();
-                if phase_tx.send((sample, targets)).is_err() {
+                // Game `i` is board `i + 1` (`create_request`).
+                let stamps: Vec<Vec<i64>> = games.iter().map(|g| g.stamps.clone()).collect();
+                if phase_tx.send((sample, targets, stamps)).is_err() {
                     break;
                 }
             }
             Ok(())
         })
     };
-    let Some((before, targets)) = phases.recv().await else {
+    let Some((before, targets, _)) = phases.recv().await else {
         return movers.await;
     };
     println!("fanout: without watchers: {}", before.summary());
@@ -161,7 +166,7 @@ async fn phases(
         opening.elapsed().as_secs_f64()
     );
     let _ = go_tx.send(());
-    let Some((with, _)) = phases.recv().await else {
+    let Some((with, _, stamps)) = phases.recv().await else {
         let _ = stop.send(true);
         return movers.await;
     };
@@ -175,13 +180,13 @@ async fn phases(
     tokio::time::sleep(SETTLE).await;
 
     let _ = go_tx.send(());
-    let Some((after, _)) = phases.recv().await else {
+    let Some((after, _, _)) = phases.recv().await else {
         return movers.await;
     };
     movers.await?;
     println!("fanout: without again:    {}", after.summary());
 
-    report(plan, &before, &with, &after, &seen);
+    report(plan, &before, &with, &after, &seen, &stamps);
     Ok(())
 }
 
@@ -191,6 +196,7 @@ fn report(
     with: &OpenSample,
     after: &OpenSample,
     seen: &Seen,
+    stamps: &[Vec<i64>],
 ) {
     // Exact when the watchers divide evenly over the games, as by default.
     let owed = match plan.mode {
@@ -218,6 +224,25 @@ fn report(
             seen.http_bytes,
             seen.http_span.as_secs_f64(),
             seen.http_records as f64 / seen.http_span.as_secs_f64().max(1e-9),
+        );
+        // A record of `plies` moves was sent for its last move (or a later event of it).
+        let mut latencies = Vec::with_capacity(seen.http_receipts.len());
+        let mut unmatched = 0;
+        for &(board, plies, at) in &seen.http_receipts {
+            match plies
+                .checked_sub(1)
+                .and_then(|p| stamps.get(board.wrapping_sub(1))?.get(p))
+            {
+                Some(&published) => latencies.push(at - published as f64),
+                None => unmatched += 1,
+            }
+        }
+        println!(
+            "fanout: HTTP PDN streams: publish->receive (a game's last move -> its record) p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms over {} records ({unmatched} not matched to a move)",
+            percentile_ms_f64(&latencies, 0.50),
+            percentile_ms_f64(&latencies, 0.99),
+            percentile_ms_f64(&latencies, 1.0),
+            latencies.len(),
         );
     }
     let p99 = |s: &OpenSample| super::stats::percentile_ms(&s.latencies, 0.99);
@@ -308,9 +333,10 @@ async fn watch_all(
     let mut seen = Seen::default();
     let (mut http_first, mut http_last): (Option<Instant>, Option<Instant>) = (None, None);
     for relay in relays {
-        let (records, bytes, f, l) = relay.await.map_err(|e| format!("relay: {e}"))?;
+        let (records, bytes, f, l, receipts) = relay.await.map_err(|e| format!("relay: {e}"))?;
         seen.http_records += records;
         seen.http_bytes += bytes;
+        seen.http_receipts.extend(receipts);
         http_first = match (http_first, f) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -428,17 +454,31 @@ async fn http_open(addr: std::net::SocketAddr, n: usize) -> Result<Vec<TcpStream
     Ok(out)
 }
 
+/// What a relay read: game records and bytes after the first answer, the instants of
+/// the end of that answer and of the last read, and each later record's receipt.
+type RelayRead = (
+    usize,
+    usize,
+    Option<Instant>,
+    Option<Instant>,
+    Vec<(usize, usize, f64)>,
+);
+
 /// Reads a PDN stream until `stop`: the game records (`[Event ` tags) and bytes after
-/// its first answer (the `games` records of the whole round), and the instants of the end
-/// of that answer and of the last read.
+/// its first answer (the `games` records of the whole round), the instants of the end
+/// of that answer and of the last read, and for each record after the first answer its
+/// board, its plies (one `[%clock` comment a move) and the wall clock ms when its end
+/// (the blank lines after the movetext) arrived.
 async fn http_read(
     mut conn: TcpStream,
     games: usize,
     mut stop: watch::Receiver<bool>,
-) -> (usize, usize, Option<Instant>, Option<Instant>) {
+) -> RelayRead {
     let mut buf = vec![0u8; 64 * 1024];
     let (mut records, mut bytes) = (0, 0);
     let (mut first, mut last) = (None, None);
+    let mut pending: Vec<u8> = Vec::new();
+    let mut receipts = Vec::new();
     loop {
         let n = tokio::select! {
             biased;
@@ -449,17 +489,51 @@ async fn http_read(
             Ok(0) | Err(_) => break,
             Ok(n) => {
                 let now = Instant::now();
+                let at = wall_ms();
                 records += buf[..n].windows(7).filter(|w| w == b"[Event ").count();
+                pending.extend_from_slice(&buf[..n]);
+                let complete = whole_records(&mut pending);
                 if first.is_none() {
                     if records >= games {
                         first = Some(now);
                     }
                     continue;
                 }
+                receipts.extend(
+                    complete
+                        .iter()
+                        .filter_map(|r| board_and_plies(r))
+                        .map(|(board, plies)| (board, plies, at)),
+                );
                 last = Some(now);
                 bytes += n;
             }
         }
     }
-    (records.saturating_sub(games), bytes, first, last)
+    (records.saturating_sub(games), bytes, first, last, receipts)
+}
+
+/// Takes the whole records (each ends with the blank lines after its movetext) off the
+/// front of `pending`.
+fn whole_records(pending: &mut Vec<u8>) -> Vec<Vec<u8>> {
+    const END: &[u8] = b"\n\n\n";
+    let mut out = Vec::new();
+    while let Some(i) = pending.windows(END.len()).position(|w| w == END) {
+        out.push(pending.drain(..i + END.len()).collect());
+    }
+    out
+}
+
+/// A record's `[Board "n"]` and its plies (the bench's games have clocks: one
+/// `[%clock` comment a move).
+fn board_and_plies(record: &[u8]) -> Option<(usize, usize)> {
+    let text = std::str::from_utf8(record).ok()?;
+    let board = text
+        .split("[Board \"")
+        .nth(1)?
+        .split('"')
+        .next()?
+        .parse()
+        .ok()?;
+    Some((board, text.matches("[%clock").count()))
 }

@@ -182,6 +182,10 @@ pub(super) struct Game {
     pub seq: u64,
     /// Moves played so far: the next one is `cycle[ply % 4]`.
     pub ply: usize,
+    /// Each move's `monotonic_ms` (its first event's), by ply from the first move the
+    /// bench played: when the server published it (the relays' latency is measured
+    /// against it).
+    pub stamps: Vec<i64>,
 }
 
 impl Game {
@@ -211,6 +215,8 @@ impl Game {
             .into_inner();
         self.seq = reply.game.map_or(0, |g| g.last_seq);
         self.ply += 1;
+        self.stamps
+            .push(reply.events.first().map_or(0, |e| e.monotonic_ms));
         Ok(reply.events.len())
     }
 }
@@ -227,6 +233,7 @@ pub(super) async fn setup(url: &str, games: usize, real: bool) -> Result<Vec<Gam
                 id: format!("echo{i}"),
                 seq: 0,
                 ply: 0,
+                stamps: Vec::new(),
             });
             continue;
         }
@@ -249,6 +256,7 @@ pub(super) async fn setup(url: &str, games: usize, real: bool) -> Result<Vec<Gam
             id: created.id,
             seq,
             ply: 0,
+            stamps: Vec::new(),
         });
     }
     Ok(out)
