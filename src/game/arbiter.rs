@@ -59,8 +59,8 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
             clock_op(tx, ClockOp::Resume { now })
         }
         ArbiterAction::SetTime { side, remaining_ms } => {
-            if tx.s.result.is_some() {
-                return Err(GameError::GameOver);
+            if let Some(r) = &tx.s.result {
+                return Err(r.refusal());
             }
             clock_op(
                 tx,
@@ -72,8 +72,8 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
             )
         }
         ArbiterAction::AddTime { side, amount_ms } => {
-            if tx.s.result.is_some() {
-                return Err(GameError::GameOver);
+            if let Some(r) = &tx.s.result {
+                return Err(r.refusal());
             }
             clock_op(
                 tx,
@@ -186,8 +186,8 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
             Ok(())
         }
         ArbiterAction::SetPosition { fen } => {
-            if tx.s.result.is_some() {
-                return Err(GameError::GameOver);
+            if let Some(r) = &tx.s.result {
+                return Err(r.refusal());
             }
             let pos = parse_fen(&fen, tx.s.variant()).map_err(GameError::Fen)?;
             if tx.s.started && tx.s.clock.is_some() && pos.turn() != tx.s.clock_side() {

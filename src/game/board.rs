@@ -28,8 +28,8 @@ pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameErro
             "TOW",
         ));
     }
-    if tx.s.result.is_some() {
-        return Err(GameError::GameOver);
+    if let Some(r) = &tx.s.result {
+        return Err(r.refusal());
     }
     if !tx.s.started {
         return Err(GameError::NotStarted);

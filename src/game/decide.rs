@@ -203,8 +203,8 @@ fn tick_inner(tx: &mut Tx) -> Result<(), GameError> {
 fn decide(tx: &mut Tx, cmd: Command) -> Result<(), GameError> {
     match cmd {
         Command::Start => {
-            if tx.s.result.is_some() {
-                return Err(GameError::GameOver);
+            if let Some(r) = &tx.s.result {
+                return Err(r.refusal());
             }
             if tx.s.started {
                 return Err(GameError::AlreadyStarted);

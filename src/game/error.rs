@@ -24,8 +24,13 @@ pub enum GameError {
     NotStarted,
     /// The game has already started.
     AlreadyStarted,
-    /// The game is over; only an arbiter may correct the result (RU 1.8).
-    GameOver,
+    /// The game is over; only an arbiter may correct the result. Names the rule that
+    /// ended it (the result's: `RU 1.8` for a Russian win, `FMJD 5 moves` for an
+    /// International draw…), if one did.
+    GameOver {
+        /// The result's rule.
+        rule: Option<String>,
+    },
     /// Time has passed that must be recorded first (`Session::tick`).
     TickFirst,
     /// Not this side's turn.
@@ -67,10 +72,10 @@ impl GameError {
     }
 
     /// The rule behind the refusal, if one is.
-    pub fn rule(&self) -> Option<&'static str> {
+    pub fn rule(&self) -> Option<&str> {
         match self {
             GameError::NotYourTurn { .. } => Some("RU 1.4.1"),
-            GameError::GameOver => Some("RU 1.8"),
+            GameError::GameOver { rule } => rule.as_deref(),
             GameError::NotAllowed { rule, .. } => Some(rule),
             GameError::IllegalMove(MoveError::Illegal { rule, .. }) => Some(rule),
             _ => None,
@@ -90,7 +95,10 @@ impl fmt::Display for GameError {
         match self {
             GameError::NotStarted => f.write_str("the game has not started"),
             GameError::AlreadyStarted => f.write_str("the game has already started"),
-            GameError::GameOver => f.write_str("the game is over (RU 1.8)"),
+            GameError::GameOver { rule: Some(rule) } => {
+                write!(f, "the game is over (ended under {rule})")
+            }
+            GameError::GameOver { rule: None } => f.write_str("the game is over"),
             GameError::TickFirst => f.write_str("time-driven events are due: tick first"),
             GameError::NotYourTurn { side } => write!(f, "not {side}'s turn (RU 1.4.1)"),
             GameError::IllegalMove(e) => write!(f, "illegal move: {e}"),

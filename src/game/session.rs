@@ -60,6 +60,16 @@ pub struct GameResult {
     pub rule: Option<String>,
 }
 
+impl GameResult {
+    /// The refusal of anything but an arbiter's correction once the game has this
+    /// result: it names the rule that ended the game.
+    pub(crate) fn refusal(&self) -> GameError {
+        GameError::GameOver {
+            rule: self.rule.clone(),
+        }
+    }
+}
+
 /// A warning given to a player.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WarningRecord {

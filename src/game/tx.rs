@@ -247,8 +247,8 @@ pub(super) fn board_end_reason(reason: crate::rules::EndReason) -> EndReason {
 }
 
 pub(super) fn running(s: &Session) -> Result<(), GameError> {
-    if s.result.is_some() {
-        return Err(GameError::GameOver);
+    if let Some(r) = &s.result {
+        return Err(r.refusal());
     }
     if !s.started {
         return Err(GameError::NotStarted);

@@ -27,7 +27,7 @@ fn number(variant: Variant, square: &str) -> u32 {
 }
 
 /// The rule a written `from`-`to` (with `:`/`x` when `capture`) is refused with.
-fn written(variant: Variant, fen: &str, from: &str, to: &str, capture: bool) -> &'static str {
+fn written(variant: Variant, fen: &str, from: &str, to: &str, capture: bool) -> String {
     let mut s = game(variant, fen);
     let sep = if capture { "x" } else { "-" };
     // Turkish is written in algebraic squares only; every variant here reads them.
@@ -43,7 +43,7 @@ fn written(variant: Variant, fen: &str, from: &str, to: &str, capture: bool) -> 
             Now::from_mono(1_000),
         )
         .expect_err("an illegal move");
-    e.rule().expect("the refusal cites a rule")
+    e.rule().expect("the refusal cites a rule").to_string()
 }
 
 /// The rule the irregularity of the same move on a board cites.

@@ -1068,7 +1068,12 @@ fn ru_1_8_resignation_and_nothing_after_the_result_but_arbiter_corrections() {
             offer_draw: false,
         },
     );
-    assert_eq!(e, GameError::GameOver);
+    assert_eq!(
+        e,
+        GameError::GameOver {
+            rule: Some("RU 1.8".into())
+        }
+    );
     t.ok(
         arb(),
         Command::Arbiter(
@@ -1080,6 +1085,28 @@ fn ru_1_8_resignation_and_nothing_after_the_result_but_arbiter_corrections() {
         ),
     );
     assert_eq!(result(&t).1, EndReason::ArbiterDecision);
+}
+
+/// A command after the end names the rule that ended the game, in every variant: an
+/// International resignation is FMJD's, not the Russian winning rule.
+#[test]
+fn a_finished_game_refuses_moves_citing_the_rule_that_ended_it() {
+    let mut t = Table::new(Variant::International, Some("10m"), None, |_| {});
+    t.ok(Actor::Player(White), Command::Resign { side: White });
+    assert_eq!(result(&t).2.as_deref(), Some("FMJD resignation"));
+    let e = t.err(
+        Actor::Player(Black),
+        Command::SubmitMove {
+            side: Black,
+            notation: "19-23".into(),
+            offer_draw: false,
+        },
+    );
+    assert_eq!(e.rule(), Some("FMJD resignation"));
+    assert_eq!(
+        e.to_string(),
+        "the game is over (ended under FMJD resignation)"
+    );
 }
 
 #[test]
