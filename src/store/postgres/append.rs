@@ -144,8 +144,9 @@ async fn write(inner: &Inner, batch: Vec<Append>) {
 /// `l` locks the batch's rows in id order before anything else touches them: the
 /// update's uncorrelated condition on it is a one-time filter, evaluated (as an init
 /// plan: sort, then lock) before the update scans a row, so the update only meets rows
-/// this statement holds already. `EXPLAIN` shows it: `One-Time Filter: (InitPlan 1)`
-/// above the update's join, `LockRows` over `Sort Key: games.game_id` in the init plan.
+/// this statement holds already. `EXPLAIN` (PostgreSQL 15) shows it: under `Update on
+/// games`, an `InitPlan` counting `l` and a `One-Time Filter` on it above the scan of the
+/// rows, and `l` as `LockRows` over `Sort Key: games.game_id`.
 /// (A count is never negative: the condition only orders the work.)
 pub const APPEND: &str = "WITH l AS (
                  SELECT game_id FROM games WHERE game_id = ANY($1::text[])
