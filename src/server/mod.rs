@@ -4,6 +4,7 @@
 pub mod config;
 pub mod conn;
 pub mod edge;
+pub mod forward;
 pub mod probes;
 pub mod run;
 pub mod tls;

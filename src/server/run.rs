@@ -13,6 +13,7 @@ use tonic_reflection::server::{v1 as reflection_v1, v1alpha as reflection_v1alph
 use super::config::Config;
 use super::conn::{self, ConnLimits, Connections};
 use super::edge::EdgeLayer;
+use super::forward::ForwardLayer;
 use super::probes;
 use super::tls;
 use crate::api::auth::Tokens;
@@ -279,6 +280,18 @@ async fn serve_grpc(
         })
         .with_board_silence(limits.board_silence);
     tracing::info!(addr = ?listener.local_addr().ok(), tls = tls.is_some(), "serving");
+    // Several nodes without TLS: a refused command goes on to its game's owner (with TLS
+    // the refusal names the owner and the client sends it there).
+    let forward = match (&config.cluster, tls.is_none()) {
+        (Some(cluster), true) => match ForwardLayer::new(&cluster.node_id, cluster.lease) {
+            Ok(layer) => Some(layer),
+            Err(e) => {
+                hub.shutdown().await;
+                return Err(ServeError(e));
+            }
+        },
+        _ => None,
+    };
     let mut builder = tonic::transport::Server::builder()
         // grpc-web from browsers and the HTTP routes (src/web) come over HTTP/1.1 too.
         .accept_http1(true)
@@ -347,6 +360,7 @@ async fn serve_grpc(
             },
         ))
         .layer(EdgeLayer { max_message: max })
+        .layer(tower::util::option_layer(forward))
         .add_routes(routes)
         .serve_with_incoming_shutdown(conn::incoming(listener, conns), shutdown)
         .await

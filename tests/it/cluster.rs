@@ -1,6 +1,7 @@
 //! Three `serve` processes on one PostgreSQL database (`store = "postgres"`), driven from
-//! outside over gRPC as clients would: games spread over the nodes, a non-owner refuses a
-//! move naming the owner (and the CLI follows it), `kill -9` of the owner mid-game makes
+//! outside over gRPC as clients would: games spread over the nodes, a non-owner forwards a
+//! move to the owner (and refuses one forwarded already, naming the owner), `kill -9` of
+//! the owner mid-game makes
 //! another node take over within the lease with no acknowledged move lost and the
 //! outage not charged, a watcher on another node continues with no gap, and a
 //! `SIGSTOP`ped owner that wakes after losing its lease is refused, and one stopped with
@@ -281,7 +282,8 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
     }
     assert_eq!(spread.len(), 3, "games on every node: {spread:?}");
 
-    // A non-owner reads the game and refuses a move, naming the owner.
+    // A non-owner reads the game and forwards a move to the owner; a request forwarded
+    // already is refused, naming the owner (no loops between nodes).
     let g0 = games[0].clone();
     let shown = GameServiceClient::new(channels[1].clone())
         .get_game(pb::GetGameRequest {
@@ -291,15 +293,52 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
         .expect("a follower reads the game")
         .into_inner();
     assert_eq!(shown.last_seq, g0.last_seq);
-    let refused = play(&channels[1], &g0).await.expect_err("not the owner");
+    let owner_addr = format!("127.0.0.1:{}", nodes[0].port);
+    let mut request = tonic::Request::new(pb::SubmitMoveRequest {
+        game_id: g0.id.clone(),
+        r#move: a_move(&channels[1], &g0.fen).await,
+        expected_seq: g0.last_seq,
+        side: 0,
+        offer_draw: false,
+    });
+    request
+        .metadata_mut()
+        .insert("arbiter-forwarded-by", "a-node".parse().expect("metadata"));
+    let refused = GameServiceClient::new(channels[1].clone())
+        .submit_move(request)
+        .await
+        .expect_err("forwarded already: not forwarded again");
     assert_eq!(refused.code(), tonic::Code::Unavailable, "{refused:?}");
     let addr = refused
         .metadata()
         .get("arbiter-owner-addr")
         .and_then(|v| v.to_str().ok())
         .expect("the owner's address");
-    assert_eq!(addr, format!("127.0.0.1:{}", nodes[0].port));
-    // The CLI, told of the owner, sends the move there.
+    assert_eq!(addr, owner_addr);
+    let forwarded = GameServiceClient::new(channels[1].clone())
+        .submit_move(pb::SubmitMoveRequest {
+            game_id: g0.id.clone(),
+            r#move: a_move(&channels[1], &g0.fen).await,
+            expected_seq: g0.last_seq,
+            side: 0,
+            offer_draw: false,
+        })
+        .await
+        .expect("a non-owner forwards the move to the owner");
+    assert_eq!(
+        forwarded
+            .metadata()
+            .get("arbiter-forwarded-to")
+            .and_then(|v| v.to_str().ok()),
+        Some(owner_addr.as_str())
+    );
+    let shown = forwarded.into_inner().game.expect("the game");
+    assert_eq!(
+        shown.last_seq,
+        g0.last_seq + 2,
+        "the move and its clock press"
+    );
+    // The CLI, through a non-owner, plays the next move.
     let fen = shown.fen.clone();
     let notation = a_move(&channels[0], &fen).await;
     let out = Command::new(env!("CARGO_BIN_EXE_draughts-arbiter"))
@@ -474,10 +513,12 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
     let before_stop = last.clone();
     let taken = take_over(&nodes, &channels, other, o, &mut last, stopped).await;
     nodes[o].signal(libc::SIGCONT);
+    // It writes nothing: refused (UNAVAILABLE), or forwarded to the new owner, which
+    // refuses the stale seq (ABORTED).
     let stale = play(&channels[o], &before_stop).await;
     assert!(
-        matches!(&stale, Err(s) if s.code() == tonic::Code::Unavailable),
-        "the woken owner must be refused: {stale:?}"
+        matches!(&stale, Err(s) if matches!(s.code(), tonic::Code::Unavailable | tonic::Code::Aborted)),
+        "the woken owner must not take the move: {stale:?}"
     );
     last = taken;
 
