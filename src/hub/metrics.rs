@@ -218,6 +218,8 @@ pub struct Metrics {
     round_feeds: Gauge,
     takeovers: Counter,
     takeover_seconds: Gauge<f64, AtomicU64>,
+    forwarded: Counter,
+    forwards_unanswered: Counter,
     delayed: DelayedEvents,
     boards: Gauge,
     /// Bound boards by health: active, not responding.
@@ -358,6 +360,20 @@ impl Metrics {
             "How long the last takeover took on this node, from the lease to serving",
             takeover_seconds.clone(),
         );
+        let forwarded = Counter::default();
+        registry.register(
+            "forwarded_commands",
+            "Commands this node did not own the game of, forwarded to the owner and \
+             answered with its reply (several nodes on PostgreSQL)",
+            forwarded.clone(),
+        );
+        let forwards_unanswered = Counter::default();
+        registry.register(
+            "forwards_unanswered",
+            "Commands forwarded to an owner that gave no answer in time (dead or paused): \
+             the caller got the refusal naming it",
+            forwards_unanswered.clone(),
+        );
         let delayed = DelayedEvents::default();
         registry.register(
             "delayed_events",
@@ -423,6 +439,8 @@ impl Metrics {
             round_feeds,
             takeovers,
             takeover_seconds,
+            forwarded,
+            forwards_unanswered,
             delayed,
             boards,
             board_health,
@@ -507,6 +525,15 @@ impl Metrics {
         self.takeovers.inc();
         self.takeover_seconds.set(took.as_secs_f64());
         self.game_started();
+    }
+
+    /// A command was forwarded to its game's owner, which `answered` in time or not.
+    pub fn forwarded(&self, answered: bool) {
+        if answered {
+            self.forwarded.inc();
+        } else {
+            self.forwards_unanswered.inc();
+        }
     }
 
     /// A watcher got a `Resync`.

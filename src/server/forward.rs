@@ -32,6 +32,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use crate::api::OWNER_ADDR;
 use crate::api::pb;
+use crate::hub::metrics::Metrics;
 
 /// The metadata a forwarded request carries: the node that forwarded it.
 pub const FORWARDED_BY: &str = "arbiter-forwarded-by";
@@ -45,20 +46,26 @@ pub struct ForwardLayer {
     timeout: Duration,
     /// A channel per owner address, connected on first use.
     channels: Arc<Mutex<HashMap<String, Channel>>>,
+    metrics: Arc<Metrics>,
 }
 
 impl ForwardLayer {
     /// This node (`node_id`, named in what it forwards); an owner's answer is awaited at
-    /// most `timeout`.
+    /// most `timeout`; forwards are counted in `metrics`.
     ///
     /// # Errors
     /// A node id that cannot be metadata.
-    pub fn new(node_id: &str, timeout: Duration) -> Result<ForwardLayer, String> {
+    pub fn new(
+        node_id: &str,
+        timeout: Duration,
+        metrics: Arc<Metrics>,
+    ) -> Result<ForwardLayer, String> {
         Ok(ForwardLayer {
             node: HeaderValue::from_str(node_id)
                 .map_err(|_| format!("node_id {node_id:?} cannot travel as metadata"))?,
             timeout,
             channels: Arc::default(),
+            metrics,
         })
     }
 
@@ -207,7 +214,9 @@ where
             let Some(owner) = refused_for(&response) else {
                 return Ok(response);
             };
-            Ok(layer.send(&owner, copy).await.unwrap_or(response))
+            let answer = layer.send(&owner, copy).await;
+            layer.metrics.forwarded(answer.is_some());
+            Ok(answer.unwrap_or(response))
         })
     }
 }
