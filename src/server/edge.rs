@@ -50,7 +50,8 @@ pub struct Edge<S> {
     max_message: usize,
 }
 
-type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
+/// The future of a middleware's call (this one's and [`super::forward`]'s).
+pub(super) type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
 
 impl<S> Service<http::Request<Body>> for Edge<S>
 where

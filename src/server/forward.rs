@@ -19,7 +19,6 @@
 //! it there (the `game` and `arbiter` commands do).
 
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -30,6 +29,7 @@ use tonic::codegen::http::{self, HeaderValue};
 use tonic::codegen::{Bytes, Service};
 use tonic::transport::{Channel, Endpoint};
 
+use super::edge::BoxFuture;
 use crate::api::OWNER_ADDR;
 use crate::api::pb;
 use crate::hub::metrics::Metrics;
@@ -52,21 +52,14 @@ pub struct ForwardLayer {
 impl ForwardLayer {
     /// This node (`node_id`, named in what it forwards); an owner's answer is awaited at
     /// most `timeout`; forwards are counted in `metrics`.
-    ///
-    /// # Errors
-    /// A node id that cannot be metadata.
-    pub fn new(
-        node_id: &str,
-        timeout: Duration,
-        metrics: Arc<Metrics>,
-    ) -> Result<ForwardLayer, String> {
-        Ok(ForwardLayer {
-            node: HeaderValue::from_str(node_id)
-                .map_err(|_| format!("node_id {node_id:?} cannot travel as metadata"))?,
+    pub fn new(node_id: &str, timeout: Duration, metrics: Arc<Metrics>) -> ForwardLayer {
+        ForwardLayer {
+            // The configuration keeps node ids to printable ASCII, which metadata carries.
+            node: HeaderValue::from_str(node_id).unwrap_or(HeaderValue::from_static("?")),
             timeout,
             channels: Arc::default(),
             metrics,
-        })
+        }
     }
 
     fn channel(&self, addr: &str) -> Option<Channel> {
@@ -144,8 +137,6 @@ pub struct Forward<S> {
     inner: S,
     layer: ForwardLayer,
 }
-
-type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
 
 /// Whether a refused `request` may go to the owner: a unary gRPC command call, not
 /// forwarded already.

@@ -283,15 +283,11 @@ async fn serve_grpc(
     // Several nodes without TLS: a refused command goes on to its game's owner (with TLS
     // the refusal names the owner and the client sends it there).
     let forward = match (&config.cluster, tls.is_none()) {
-        (Some(cluster), true) => {
-            match ForwardLayer::new(&cluster.node_id, cluster.lease, metrics.clone()) {
-                Ok(layer) => Some(layer),
-                Err(e) => {
-                    hub.shutdown().await;
-                    return Err(ServeError(e));
-                }
-            }
-        }
+        (Some(cluster), true) => Some(ForwardLayer::new(
+            &cluster.node_id,
+            cluster.lease,
+            metrics.clone(),
+        )),
         _ => None,
     };
     let mut builder = tonic::transport::Server::builder()

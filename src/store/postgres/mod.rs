@@ -7,7 +7,7 @@
 //! - **Durable before acknowledged.** Every connection runs with
 //!   `synchronous_commit = on`: an append's future resolves only after PostgreSQL has
 //!   flushed its commit record. The appends of many games made at once go in one
-//!   statement and one commit ([`append`]), and up to four such statements run at once.
+//!   statement and one commit ([`append`]), and up to two such statements run at once.
 //! - **Fenced by the database.** A node appends only under the epoch it acquired; the
 //!   append is ONE statement that moves the row's `last_seq` and inserts the events only
 //!   where `owner_node`, `epoch` and `last_seq` are still what this node holds and the
