@@ -178,9 +178,10 @@ fn raw_connection(path: &Path) -> Connection {
         .expect("journal_size_limit");
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS events (
-            game_id TEXT NOT NULL, seq INTEGER NOT NULL, written_at_ms INTEGER NOT NULL,
-            payload BLOB NOT NULL, PRIMARY KEY (game_id, seq)
-        ) STRICT, WITHOUT ROWID;",
+            id INTEGER PRIMARY KEY, game_id TEXT NOT NULL, seq INTEGER NOT NULL,
+            written_at_ms INTEGER NOT NULL, payload BLOB NOT NULL
+        ) STRICT;
+        CREATE UNIQUE INDEX IF NOT EXISTS events_by_game ON events (game_id, seq);",
     )
     .expect("schema");
     conn

@@ -129,7 +129,8 @@ mod tests {
         writer
             .execute_batch(
                 "INSERT INTO games VALUES ('a', 0, 'Open', '1', 1, 0, '{}', '');
-                 INSERT INTO events VALUES ('a', 1, 0, zeroblob(20000));",
+                 INSERT INTO events (game_id, seq, written_at_ms, payload)
+                     VALUES ('a', 1, 0, zeroblob(20000));",
             )
             .expect("write");
         let before = size(&path);

@@ -129,10 +129,8 @@ impl LogReader {
     /// # Errors
     /// SQLite failing.
     pub fn events(&self, game_id: &str) -> Result<Vec<StoredEvent>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT seq, written_at_ms, payload FROM events WHERE game_id = ?1 ORDER BY seq",
-        )?;
-        let rows = stmt.query_map([game_id], |r| {
+        let mut stmt = self.conn.prepare_cached(schema::SELECT_EVENTS_FROM)?;
+        let rows = stmt.query_map(rusqlite::params![game_id, 1], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, i64>(1)?,

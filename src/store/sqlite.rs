@@ -251,10 +251,7 @@ impl EventStore for SqliteStore {
         self.read(move |conn| {
             // Past i64::MAX there is nothing to load: an empty range, not an error.
             let from = to_sql_seq(from_seq).unwrap_or(i64::MAX);
-            let mut stmt = conn.prepare_cached(
-                "SELECT seq, written_at_ms, payload FROM events
-                 WHERE game_id = ?1 AND seq >= ?2 ORDER BY seq",
-            )?;
+            let mut stmt = conn.prepare_cached(schema::SELECT_EVENTS_FROM)?;
             let rows = stmt.query_map(rusqlite::params![game_id, from], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,

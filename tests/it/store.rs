@@ -586,7 +586,7 @@ fn a_newer_schema_is_refused() {
             err,
             StoreError::Schema {
                 found: 99,
-                supported: 2
+                supported: 3
             }
         ),
         "{err}"
@@ -606,15 +606,24 @@ fn the_file_is_in_wal_mode_with_the_expected_schema() {
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .expect("version");
-    assert_eq!(version, 2);
-    let pk: Vec<String> = conn
-        .prepare("SELECT name FROM pragma_table_info('events') WHERE pk > 0 ORDER BY pk")
-        .expect("prepare")
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows");
-    assert_eq!(pk, ["game_id", "seq"]);
+    assert_eq!(version, 3);
+    let names = |sql: &str| -> Vec<String> {
+        conn.prepare(sql)
+            .expect("prepare")
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+    };
+    // Events in the order written (a rowid table), each game's unique through the index.
+    let pk = names("SELECT name FROM pragma_table_info('events') WHERE pk > 0 ORDER BY pk");
+    assert_eq!(pk, ["id"]);
+    let unique = names(
+        "SELECT name FROM pragma_index_list('events') WHERE \"unique\" = 1 AND origin = 'c'",
+    );
+    assert_eq!(unique, ["events_by_game"]);
+    let key = names("SELECT name FROM pragma_index_info('events_by_game') ORDER BY seqno");
+    assert_eq!(key, ["game_id", "seq"]);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -818,8 +827,9 @@ fn crash_safety_every_acknowledged_append_survives_kill_9() {
     );
 }
 
-/// A log written by version 1 of the schema (no summary column) opens, is migrated in
-/// place, keeps its games and events, and takes summaries from then on.
+/// A log written by version 1 of the schema (no summary column, events clustered by
+/// game) opens, is migrated in place, keeps its games and events, and takes summaries
+/// from then on.
 #[tokio::test]
 async fn a_version_1_log_is_migrated() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -857,5 +867,10 @@ async fn a_version_1_log_is_migrated() {
     let row = store.get_game("old").await.expect("get").expect("row");
     assert!(row.finished);
     assert_eq!(store.last_seq("old").await.expect("seq"), 2);
+    // Version 3 moved the events to a table in written order: the old one is there.
+    let events = store.load("old", 1).await.expect("load");
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 2]);
+    assert_eq!(events[0].payload, b"{}");
     store.close().await.expect("close");
 }
