@@ -150,7 +150,9 @@ mod tests {
             .expect("explain");
         let unbound = vec![rusqlite::types::Null; stmt.parameter_count()];
         let steps = stmt
-            .query_map(rusqlite::params_from_iter(unbound), |r| r.get::<_, String>(3))
+            .query_map(rusqlite::params_from_iter(unbound), |r| {
+                r.get::<_, String>(3)
+            })
             .expect("plan")
             .collect::<Result<Vec<_>, _>>()
             .expect("rows");

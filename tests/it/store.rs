@@ -618,9 +618,8 @@ fn the_file_is_in_wal_mode_with_the_expected_schema() {
     // Events in the order written (a rowid table), each game's unique through the index.
     let pk = names("SELECT name FROM pragma_table_info('events') WHERE pk > 0 ORDER BY pk");
     assert_eq!(pk, ["id"]);
-    let unique = names(
-        "SELECT name FROM pragma_index_list('events') WHERE \"unique\" = 1 AND origin = 'c'",
-    );
+    let unique =
+        names("SELECT name FROM pragma_index_list('events') WHERE \"unique\" = 1 AND origin = 'c'");
     assert_eq!(unique, ["events_by_game"]);
     let key = names("SELECT name FROM pragma_index_info('events_by_game') ORDER BY seqno");
     assert_eq!(key, ["game_id", "seq"]);

@@ -117,6 +117,10 @@ pub struct BenchArgs {
     /// Only these parts (comma-separated) [default: all].
     #[arg(long, value_enum, value_delimiter = ',')]
     pub only: Vec<BenchPart>,
+    /// Durability: pairs of service runs, SQLite and memory in alternating order, pooled
+    /// into the sqlite/memory ratio (the first pair is the two lines printed above it).
+    #[arg(long, default_value_t = 3)]
+    pub durability_rounds: usize,
     /// Anchor: alternating echo/service pairs per number of games.
     #[arg(long, default_value_t = 3)]
     pub anchor_rounds: usize,
@@ -360,17 +364,14 @@ async fn submit(
 ) -> Result<(), String> {
     for &n in &args.games {
         let mut baseline = None;
-        let mut durable = None;
         if sqlite {
             let sample = baseline_run(n, args.moves, &scratch.0).await?;
             println!("{}", sample.line("sqlite baseline", n, "appends"));
             baseline = Some(sample.per_second());
         }
+        let mut durable = None;
         if sqlite {
-            let path = scratch.0.join(format!("service-{n}.sqlite"));
-            let store = SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let server = Running::real(Arc::new(store)).await?;
-            let sample = closed_loop_run(server, (n, args.moves, 0), cycle, true).await?;
+            let sample = service_run(n, args.moves, cycle, Some((&scratch.0, 0))).await?;
             let ratio = baseline.map_or(String::new(), |b| {
                 format!(
                     "  = {:.2}x baseline (target >= 0.8x)",
@@ -378,20 +379,79 @@ async fn submit(
                 )
             });
             println!("{}{ratio}", sample.line("service sqlite", n, "moves"));
-            durable = Some(sample.per_second());
+            durable = Some(sample);
         }
         if memory {
-            let server = Running::real(Arc::new(MemoryStore::new())).await?;
-            let sample = closed_loop_run(server, (n, args.moves, 0), cycle, true).await?;
+            let sample = service_run(n, args.moves, cycle, None).await?;
             println!("{}", sample.line("service memory", n, "moves"));
-            if let Some(d) = durable {
-                println!(
-                    "games={n:<4} durability       sqlite/memory = {:.2}  (target >= 0.85 at 256 games)",
-                    d / sample.per_second().max(1e-9)
-                );
+            if let Some(first) = durable {
+                let pairs = args.durability_rounds.max(1);
+                durability(n, (args.moves, pairs), cycle, &scratch.0, (first, sample)).await?;
             }
         }
     }
+    Ok(())
+}
+
+/// The service's closed loop at `games` on a fresh store: SQLite (a new file in `dir`,
+/// numbered `round`) or, with `None`, memory.
+async fn service_run(
+    games: usize,
+    moves: usize,
+    cycle: &Arc<Vec<String>>,
+    sqlite: Option<(&Path, usize)>,
+) -> Result<Sample, String> {
+    let store: Arc<dyn EventStore> = match sqlite {
+        Some((dir, round)) => {
+            let path = dir.join(format!("service-{games}-{round}.sqlite"));
+            Arc::new(SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?)
+        }
+        None => Arc::new(MemoryStore::new()),
+    };
+    let server = Running::real(store).await?;
+    closed_loop_run(server, (games, moves, 0), cycle, true).await
+}
+
+/// The durability cost: the `first` pair (SQLite, then memory) and `pairs - 1` more,
+/// memory first in every other one, pooled (each store's moves over its time) into one
+/// ratio, with the range of the pairs' ratios: one pair alone moves with the machine.
+async fn durability(
+    n: usize,
+    (moves, pairs): (usize, usize),
+    cycle: &Arc<Vec<String>>,
+    dir: &Path,
+    first: (Sample, Sample),
+) -> Result<(), String> {
+    let mut samples = vec![first];
+    for round in 1..pairs {
+        let pair = if round % 2 == 1 {
+            let memory = service_run(n, moves, cycle, None).await?;
+            (
+                service_run(n, moves, cycle, Some((dir, round))).await?,
+                memory,
+            )
+        } else {
+            let sqlite = service_run(n, moves, cycle, Some((dir, round))).await?;
+            (sqlite, service_run(n, moves, cycle, None).await?)
+        };
+        samples.push(pair);
+    }
+    let ratios: Vec<f64> = samples
+        .iter()
+        .map(|(d, m)| d.per_second() / m.per_second().max(1e-9))
+        .collect();
+    let pooled = |side: fn(&(Sample, Sample)) -> &Sample| {
+        let moves: usize = samples.iter().map(|p| side(p).latencies.len()).sum();
+        let time: Duration = samples.iter().map(|p| side(p).elapsed).sum();
+        moves as f64 / time.as_secs_f64().max(1e-9)
+    };
+    let (sqlite_rate, memory_rate) = (pooled(|p| &p.0), pooled(|p| &p.1));
+    println!(
+        "games={n:<4} durability       sqlite/memory = {:.2} (pairs {}; sqlite {sqlite_rate:.0} moves/s, memory {memory_rate:.0} moves/s; \
+         {pairs} alternating pairs)  (target >= 0.85 at 256 games)",
+        sqlite_rate / memory_rate.max(1e-9),
+        stats::range(&ratios, 2),
+    );
     Ok(())
 }
 
