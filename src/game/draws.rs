@@ -160,7 +160,7 @@ pub(super) fn claim(
                     })?;
                     (tx.s.game.occurrences(&after) + 1 >= 3, Some(mv), rule)
                 }
-                None => (tx.s.game.repetitions() >= 3, None, rule),
+                None => (tx.s.game.repeated(3), None, rule),
             }
         }
         ClaimKind::MoveCount => {

@@ -458,6 +458,19 @@ impl Game {
     /// promotion a man, so no earlier position has the same pieces (towers excepted, where
     /// every position is looked at).
     pub fn repetitions(&self) -> usize {
+        self.earlier_occurrences().count()
+    }
+
+    /// Whether the current position has occurred at least `times` times, this one
+    /// included (see [`Game::repetitions`]). The occurrences are looked for from the
+    /// latest back and the look stops at the `times`-th: a king shuffle repeats every
+    /// few plies, and counting them all walked the whole game at every move.
+    pub fn repeated(&self, times: usize) -> bool {
+        self.earlier_occurrences().take(times).count() >= times
+    }
+
+    /// The occurrences of the current position, latest first (itself first).
+    fn earlier_occurrences(&self) -> impl Iterator<Item = usize> + '_ {
         let now = self.position();
         let hash = now.hash();
         let last = self.positions.len() - 1;
@@ -467,8 +480,8 @@ impl Game {
             .take(self.positions.len() - self.reversible_from)
             .step_by(2)
             .enumerate()
-            .filter(|&(k, &h)| h == hash && self.positions[last - 2 * k] == *now)
-            .count()
+            .filter(move |&(k, &h)| h == hash && self.positions[last - 2 * k] == *now)
+            .map(move |(k, _)| last - 2 * k)
     }
 
     /// How many times `pos` has occurred in this game (found by hash, compared in full
@@ -599,7 +612,7 @@ impl Game {
         let pos = self.position();
         let mut out = Vec::new();
         let rules = pos.variant().rules();
-        let repeated = self.repetitions() >= 3;
+        let repeated = self.repeated(3);
         let forces = [Force::of(pos, Color::White), Force::of(pos, Color::Black)];
         let c = &self.counters;
         let moves = c.moves_since_change;

@@ -131,6 +131,7 @@ fn ru_1_9_1_g_threefold_repetition_is_claimable_not_automatic() {
     }
     play(&mut g, "g7-h8");
     assert_eq!(g.repetitions(), 3);
+    assert!(g.repeated(3) && !g.repeated(4));
     let d = g.draws();
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].rule, "RU 1.9.1(g)");
@@ -381,6 +382,9 @@ fn ru_1_9_1_g_repetitions_by_hash_equal_the_plain_count() {
             assert_eq!(g.position_moves(), now.legal_moves());
             let plain = g.positions().iter().filter(|p| **p == now).count();
             assert_eq!(g.repetitions(), plain, "{variant}");
+            for times in 1..=plain + 1 {
+                assert_eq!(g.repeated(times), plain >= times, "{variant} {times}");
+            }
             assert_eq!(g.occurrences(&now), plain, "{variant}");
             let start = *g.start();
             let at_start = g.positions().iter().filter(|p| **p == start).count();
