@@ -458,7 +458,7 @@ impl Game {
     /// promotion a man, so no earlier position has the same pieces (towers excepted, where
     /// every position is looked at).
     pub fn repetitions(&self) -> usize {
-        self.earlier_occurrences().count()
+        self.occurrences_of_now().count()
     }
 
     /// Whether the current position has occurred at least `times` times, this one
@@ -466,11 +466,12 @@ impl Game {
     /// latest back and the look stops at the `times`-th: a king shuffle repeats every
     /// few plies, and counting them all walked the whole game at every move.
     pub fn repeated(&self, times: usize) -> bool {
-        self.earlier_occurrences().take(times).count() >= times
+        self.occurrences_of_now().take(times).count() >= times
     }
 
-    /// The occurrences of the current position, latest first (itself first).
-    fn earlier_occurrences(&self) -> impl Iterator<Item = usize> + '_ {
+    /// Where the current position occurred (indexes into the positions), latest first:
+    /// itself, then the earlier ones.
+    fn occurrences_of_now(&self) -> impl Iterator<Item = usize> + '_ {
         let now = self.position();
         let hash = now.hash();
         let last = self.positions.len() - 1;

@@ -335,13 +335,13 @@ fn insert_events(
 
 /// Whether `next` is the seq a game's log takes next: seq `next - 1` is there (or the
 /// game exists and `next` is 1) and `next` is not. Seqs are dense, so this is
-/// `last_seq + 1 == next`, asked with two lookups of the whole primary key.
+/// `last_seq + 1 == next`, asked with two lookups of the whole `(game_id, seq)` key.
 ///
 /// Why not `MAX(seq)`: a lookup on a prefix of the key is planned with the bundled
 /// SQLite's STAT4 (`SQLITE_ENABLE_STAT4`), which marks the statement to be compiled again
 /// whenever its parameter changes, i.e. at every append: it cost about a sixth of the
-/// writer thread's time under `bench`. A lookup of the whole key is planned once. [`last_seq`] is only asked
-/// when this says no, to name the seq expected.
+/// writer thread's time under `bench`. A lookup of the whole key is planned once.
+/// [`last_seq`] is only asked when this says no, to name the seq expected.
 ///
 /// # Errors
 /// [`StoreError::GameNotFound`] if `next` is 1 and the game does not exist.
