@@ -6,7 +6,7 @@ use super::command::{
 use super::draws::decide_claim;
 use super::error::GameError;
 use super::event::{EndReason, EventKind};
-use super::tx::{Tx, running};
+use super::tx::{Tx, not_over, running};
 use crate::clock::{ClockOp, MAX_PERIOD_TIME};
 use crate::notation::fen::{parse_fen, write_fen};
 use crate::rules::variant::DrawRules;
@@ -59,9 +59,7 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
             clock_op(tx, ClockOp::Resume { now })
         }
         ArbiterAction::SetTime { side, remaining_ms } => {
-            if let Some(r) = &tx.s.result {
-                return Err(r.refusal());
-            }
+            not_over(&tx.s)?;
             clock_op(
                 tx,
                 ClockOp::SetRemaining {
@@ -72,9 +70,7 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
             )
         }
         ArbiterAction::AddTime { side, amount_ms } => {
-            if let Some(r) = &tx.s.result {
-                return Err(r.refusal());
-            }
+            not_over(&tx.s)?;
             clock_op(
                 tx,
                 ClockOp::AddTime {
@@ -186,9 +182,7 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
             Ok(())
         }
         ArbiterAction::SetPosition { fen } => {
-            if let Some(r) = &tx.s.result {
-                return Err(r.refusal());
-            }
+            not_over(&tx.s)?;
             let pos = parse_fen(&fen, tx.s.variant()).map_err(GameError::Fen)?;
             if tx.s.started && tx.s.clock.is_some() && pos.turn() != tx.s.clock_side() {
                 return Err(GameError::not_allowed(

@@ -5,7 +5,7 @@
 use super::command::{Actor, BoardHealth, BoardInput, Occupancy, Outcome};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, IrregularityKind, MoveSource};
-use super::tx::{Tx, check_history_rules, cite};
+use super::tx::{Tx, check_history_rules, cite, not_over};
 use crate::notation::movetext::Refusal;
 use crate::notation::square::{square_number, square_numbers};
 use crate::rules::variant::{CaptureChoice, Removal};
@@ -28,9 +28,7 @@ pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameErro
             "TOW",
         ));
     }
-    if let Some(r) = &tx.s.result {
-        return Err(r.refusal());
-    }
+    not_over(&tx.s)?;
     if !tx.s.started {
         return Err(GameError::NotStarted);
     }

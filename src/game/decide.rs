@@ -5,7 +5,7 @@ use super::command::{Actor, Command, Outcome};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, GameEvent, MoveSource, Now, OfferTiming};
 use super::session::Session;
-use super::tx::{Decided, Tx, check_history_rules, cite, running};
+use super::tx::{Decided, Tx, check_history_rules, cite, not_over, running};
 use crate::clock::{ClockEvent, ClockOp, FlagCause};
 use crate::notation::square::square_number;
 use crate::rules::Color;
@@ -203,9 +203,7 @@ fn tick_inner(tx: &mut Tx) -> Result<(), GameError> {
 fn decide(tx: &mut Tx, cmd: Command) -> Result<(), GameError> {
     match cmd {
         Command::Start => {
-            if let Some(r) = &tx.s.result {
-                return Err(r.refusal());
-            }
+            not_over(&tx.s)?;
             if tx.s.started {
                 return Err(GameError::AlreadyStarted);
             }

@@ -246,10 +246,17 @@ pub(super) fn board_end_reason(reason: crate::rules::EndReason) -> EndReason {
     }
 }
 
-pub(super) fn running(s: &Session) -> Result<(), GameError> {
-    if let Some(r) = &s.result {
-        return Err(r.refusal());
+/// Refuses anything but an arbiter's correction once the game has a result, citing the
+/// rule that ended it.
+pub(super) fn not_over(s: &Session) -> Result<(), GameError> {
+    match &s.result {
+        Some(r) => Err(r.refusal()),
+        None => Ok(()),
     }
+}
+
+pub(super) fn running(s: &Session) -> Result<(), GameError> {
+    not_over(s)?;
     if !s.started {
         return Err(GameError::NotStarted);
     }

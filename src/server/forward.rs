@@ -90,24 +90,19 @@ impl ForwardLayer {
             .headers_mut()
             .insert(FORWARDED_BY, self.node.clone());
         let call = tower::ServiceExt::oneshot(channel, request);
-        match tokio::time::timeout(self.timeout, call).await {
+        let failure = match tokio::time::timeout(self.timeout, call).await {
             Ok(Ok(mut response)) => {
                 if let Ok(v) = HeaderValue::from_str(addr) {
                     response.headers_mut().insert(FORWARDED_TO, v);
                 }
-                Some(response.map(Body::new))
+                return Some(response.map(Body::new));
             }
-            Ok(Err(e)) => {
-                tracing::debug!(owner = %addr, error = %e, "forward to the owner failed");
-                self.forget(addr);
-                None
-            }
-            Err(_) => {
-                tracing::debug!(owner = %addr, "the owner did not answer a forward in time");
-                self.forget(addr);
-                None
-            }
-        }
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "no answer in time".to_string(),
+        };
+        tracing::debug!(owner = %addr, error = %failure, "forward to the owner failed");
+        self.forget(addr);
+        None
     }
 
     /// Drops the channel to an owner that failed (the next forward connects afresh, not
