@@ -39,12 +39,19 @@ impl Session {
         }
     }
 
-    /// Records that the service was down from the last event until `now` (at restart).
+    /// Records that the service was down from `down_since` (when it last served the
+    /// game; the last event when that is later or unknown) until `now` (at restart).
     /// Unless `charged`, the clock of the side on move is stopped for that span, so the
-    /// downtime is not charged (DESIGN.md 5). Nothing is recorded for a game that is not
-    /// running or when no time passed.
-    pub fn record_outage(&mut self, now: Now, charged: bool) -> Vec<GameEvent> {
-        match self.outage(now, charged) {
+    /// downtime is not charged (DESIGN.md 5); the time before it, while the service ran,
+    /// is charged as usual. Nothing is recorded for a game that is not running or when no
+    /// time passed.
+    pub fn record_outage(
+        &mut self,
+        now: Now,
+        down_since: Option<u64>,
+        charged: bool,
+    ) -> Vec<GameEvent> {
+        match self.outage(now, down_since, charged) {
             Some(d) => {
                 *self = d.session;
                 d.events
@@ -56,13 +63,14 @@ impl Session {
     /// Like [`Session::record_outage`], but leaves `self` as it is: the outage and what
     /// time did meanwhile (a flag that fell during a charged outage), or `None` when
     /// nothing is to be recorded.
-    pub fn outage(&self, now: Now, charged: bool) -> Option<Decided> {
-        if !self.started || self.result.is_some() || now.mono_ms <= self.last_ms {
+    pub fn outage(&self, now: Now, down_since: Option<u64>, charged: bool) -> Option<Decided> {
+        let from_ms = down_since.map_or(self.last_ms, |s| s.max(self.last_ms));
+        if !self.started || self.result.is_some() || now.mono_ms <= from_ms {
             return None;
         }
         let mut tx = Tx::new(self, now, &Actor::System);
         let kind = EventKind::Outage {
-            from_ms: self.last_ms,
+            from_ms,
             until_ms: now.mono_ms,
             charged,
         };

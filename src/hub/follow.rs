@@ -30,15 +30,17 @@ use super::task::{GameTask, Tenure};
 use crate::game::{Decided, GameEvent, Session};
 use crate::store::{Standing, StoreError};
 
-/// The outage since a running game's last event (the time no node served it), recorded
+/// The outage of a running game (the time no node served it: from `down_since`, when
+/// the service last served it, or its last event if that is later or unknown), recorded
 /// as the judge decides it: charged to the side on move if `charged`. Returns the
 /// decision, if there was any outage to record; nothing is appended here.
 pub(super) fn outage_of(
     session: &Session,
     now: crate::game::Now,
+    down_since: Option<u64>,
     charged: bool,
 ) -> Option<Decided> {
-    session.outage(now, charged || session.settings().charge_outage)
+    session.outage(now, down_since, charged || session.settings().charge_outage)
 }
 
 impl GameTask {
@@ -122,7 +124,7 @@ impl GameTask {
         self.tenure = Tenure::owner();
         self.retry_at = None;
         let now = self.now();
-        if let Some(decided) = outage_of(&self.session, now, self.charge_outage)
+        if let Some(decided) = outage_of(&self.session, now, None, self.charge_outage)
             && let Err(e) = self.commit(decided).await
         {
             tracing::warn!(game = %self.meta.id, error = %e, "takeover: outage not recorded");

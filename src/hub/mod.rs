@@ -97,6 +97,11 @@ pub enum Listed {
     Quarantined(Arc<GameMeta>, Quarantine, Option<Box<GameSummary>>),
 }
 
+/// How often the hub marks the service alive in the store
+/// ([`EventStore::mark_alive`]): after a crash, at most this much of the time before it
+/// counts as outage.
+pub const ALIVE_EVERY: Duration = Duration::from_secs(1);
+
 /// How many games recovery loads at the same time: their reads overlap and their outage
 /// events share the writer's group commits.
 const RECOVERY_PARALLEL: usize = 8;
@@ -107,6 +112,9 @@ pub struct Hub {
     games: Mutex<HashMap<String, GameHandle>>,
     timeline: Timeline,
     charge_outage: bool,
+    /// When the previous run last served the store's games (read before this hub first
+    /// marked itself alive): a running game loaded now was down from then.
+    down_since: Option<u64>,
     next_id: AtomicU64,
     metrics: Arc<Metrics>,
     config: HubConfig,
@@ -154,11 +162,13 @@ impl Hub {
         let (alive, all_stopped) = mpsc::channel(1);
         let losses = store.lease_losses();
         let hints = store.hints();
+        let down_since = store.served_until();
         let hub = Arc::new(Hub {
             store,
             games: Mutex::new(HashMap::new()),
             timeline: Timeline::start(),
             charge_outage,
+            down_since,
             next_id: AtomicU64::new(0),
             metrics,
             config,
@@ -172,6 +182,9 @@ impl Hub {
         });
         if let Some(losses) = losses {
             tokio::spawn(watch_store(Arc::downgrade(&hub), losses, hints));
+        }
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tokio::spawn(keep_alive(Arc::downgrade(&hub)));
         }
         hub
     }
@@ -443,8 +456,9 @@ impl Hub {
         }
         if running && tenure.owner {
             let now = self.timeline.now(session.last_ms());
-            // The server's setting, or the game's own (GameSettings.charge_outage).
-            if let Some(d) = outage_of(&session, now, self.charge_outage) {
+            // Down since the previous run last served; the server's setting, or the
+            // game's own (GameSettings.charge_outage), says whether that is charged.
+            if let Some(d) = outage_of(&session, now, self.down_since, self.charge_outage) {
                 append_decided(self.store.as_ref(), id, &session, &d.session, &d.events).await?;
                 self.metrics.events_appended(d.events.len());
                 session = d.session;
@@ -716,6 +730,10 @@ impl Hub {
         // `None` once every task has dropped its sender.
         while all.recv().await.is_some() {}
         self.games().clear();
+        // The instant the games stopped being served: the next run's outages start here.
+        if let Err(e) = self.store.mark_alive(self.now().mono_ms).await {
+            tracing::warn!(error = %e, "the stop was not marked: the next start counts the outage from the last mark");
+        }
     }
 
     /// Removes an idle finished game's task from memory, if it is still the one loaded
@@ -756,6 +774,23 @@ impl Loader for Hub {
 
     fn stopping(&self) -> bool {
         Hub::stopping(self)
+    }
+}
+
+/// Marks the service alive in the store every [`ALIVE_EVERY`] until the hub stops (its
+/// shutdown marks the last instant).
+async fn keep_alive(hub: std::sync::Weak<Hub>) {
+    let mut every = tokio::time::interval(ALIVE_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let Some(hub) = hub.upgrade() else { return };
+        if hub.stopping() {
+            return;
+        }
+        if let Err(e) = hub.store.mark_alive(hub.now().mono_ms).await {
+            tracing::warn!(error = %e, "service alive mark not written");
+        }
     }
 }
 

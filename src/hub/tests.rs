@@ -102,6 +102,59 @@ mod registry {
         }
     }
 
+    /// A restart gives the side on move back only the downtime: the outage starts at the
+    /// stop (the hub marks it as it shuts down), not at the game's last event, so the time
+    /// White thought while the first run served stays on White's clock.
+    #[tokio::test]
+    async fn the_outage_starts_when_the_previous_run_stopped() {
+        let store = Arc::new(MemoryStore::new());
+        let first = Hub::new(store.clone(), false);
+        let mut settings = GameSettings::new(Variant::Russian);
+        settings.time_control = Some("10m".parse().expect("time control"));
+        first
+            .create(meta("g"), settings, None, arbiter())
+            .await
+            .expect("created");
+        first
+            .game("g")
+            .await
+            .expect("game")
+            .command(arbiter(), Command::Start, None, |_, _| ())
+            .await
+            .expect("started");
+        let started = last_event(&store, "g").await.at.mono_ms;
+        // White thinks while the service runs, then it stops and is down a while.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        first.shutdown().await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let second = Hub::new(store.clone(), false);
+        assert_eq!(second.recover().await.expect("recovered"), 1);
+        let e = last_event(&store, "g").await;
+        let crate::game::EventKind::Outage {
+            from_ms, until_ms, ..
+        } = e.kind
+        else {
+            panic!("not an outage: {:?}", e.kind);
+        };
+        assert!(
+            from_ms >= started + 300,
+            "down from {from_ms}, started {started}"
+        );
+        assert!(until_ms - from_ms < 300, "{} ms down", until_ms - from_ms);
+        let white = second
+            .game("g")
+            .await
+            .expect("game")
+            .read(|s, now| s.view(now).white_ms)
+            .await
+            .expect("read")
+            .expect("a clock");
+        assert!(
+            white <= 600_000 - 300,
+            "White's clock after the restart: {white}"
+        );
+    }
+
     /// The game ended in its log but the finished flag was not written (a crash between
     /// the two writes): recovery writes the flag instead of resuming the game.
     #[tokio::test]

@@ -22,6 +22,9 @@ pub struct MemoryStore {
 struct State {
     games: HashMap<String, GameRecord>,
     logs: HashMap<String, Vec<StoredEvent>>,
+    /// The last [`EventStore::mark_alive`]: what a later hub on the same store (a
+    /// restart within one process, as in tests) is told by `served_until`.
+    alive: Option<u64>,
 }
 
 impl MemoryStore {
@@ -82,6 +85,15 @@ impl MemoryStore {
 
 #[async_trait]
 impl EventStore for MemoryStore {
+    fn served_until(&self) -> Option<u64> {
+        self.lock().alive
+    }
+
+    async fn mark_alive(&self, at_ms: u64) -> Result<(), StoreError> {
+        self.lock().alive = Some(at_ms);
+        Ok(())
+    }
+
     async fn create_game(&self, record: GameRecord) -> Result<(), StoreError> {
         let mut state = self.lock();
         if state.games.contains_key(&record.game_id) {

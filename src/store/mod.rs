@@ -185,6 +185,26 @@ pub trait EventStore: Send + Sync {
         Ok(())
     }
 
+    /// Until when this store's games were served before this process opened it: the
+    /// previous run's last [`EventStore::mark_alive`] (the server's timeline, ms), if it
+    /// left one. A game still running at a restart was down from then, not from its last
+    /// event: the time its side on move spent thinking while the service ran is that
+    /// side's. `None` for a new store and for stores that keep no mark.
+    fn served_until(&self) -> Option<u64> {
+        None
+    }
+
+    /// Records that the service serves this store's games at `at_ms` (the server's
+    /// timeline): the hub marks every second and once more when it has stopped, so the
+    /// next run knows when this one stopped ([`EventStore::served_until`]). The default
+    /// keeps nothing.
+    ///
+    /// # Errors
+    /// Backend failures; [`StoreError::Closed`].
+    async fn mark_alive(&self, _at_ms: u64) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Takes this node's lease on a game before it serves the game (nothing to do if it
     /// holds it already). Stores of one process always grant it.
     ///

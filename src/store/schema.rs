@@ -60,7 +60,37 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE events_v3 RENAME TO events;
     CREATE UNIQUE INDEX events_by_game ON events (game_id, seq);
     ",
+    // 3 -> 4: when the service last served the games (the server's timeline, ms; one
+    // row), marked every second and at shutdown: a game running at the next start was
+    // down from then, not from its last event.
+    "
+    CREATE TABLE service (
+        id          INTEGER PRIMARY KEY CHECK (id = 1),
+        alive_at_ms INTEGER NOT NULL
+    ) STRICT;
+    ",
 ];
+
+/// Marks the service alive at `?1` (the one row of `service`).
+pub const MARK_ALIVE: &str = "INSERT INTO service (id, alive_at_ms) VALUES (1, ?1)
+     ON CONFLICT (id) DO UPDATE SET alive_at_ms = excluded.alive_at_ms";
+
+/// When the service last served the games, as the file says (`None`: never marked).
+///
+/// # Errors
+/// The read fails; a negative mark.
+pub fn served_until(conn: &Connection) -> Result<Option<u64>, StoreError> {
+    use rusqlite::OptionalExtension;
+    let at: Option<i64> = conn
+        .query_row("SELECT alive_at_ms FROM service WHERE id = 1", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    at.map(|ms| {
+        u64::try_from(ms).map_err(|_| StoreError::Corrupt(format!("negative alive mark {ms}")))
+    })
+    .transpose()
+}
 
 /// A game's events from a seq on, in seq order (`?1` the game, `?2` the first seq): one
 /// range scan of the `events_by_game` index.

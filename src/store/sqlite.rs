@@ -60,6 +60,8 @@ struct Inner {
     path: PathBuf,
     tx: mpsc::Sender<Request>,
     readers: Arc<ReaderPool>,
+    /// The `service` row as the file was opened: when the previous run last served.
+    served_until: Option<u64>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -92,6 +94,7 @@ impl SqliteStore {
         }
         let mut conn = Connection::open(&path)?;
         schema::prepare_writer(&mut conn)?;
+        let served_until = schema::served_until(&conn)?;
 
         let (tx, rx) = mpsc::channel(options.queue_capacity.max(1));
         let max_batch = options.max_batch.max(1);
@@ -107,7 +110,12 @@ impl SqliteStore {
             max_idle: options.max_idle_readers,
         });
         Ok(SqliteStore {
-            inner: Arc::new(Inner { path, tx, readers }),
+            inner: Arc::new(Inner {
+                path,
+                tx,
+                readers,
+                served_until,
+            }),
         })
     }
 
@@ -179,6 +187,14 @@ impl SqliteStore {
 
 #[async_trait]
 impl EventStore for SqliteStore {
+    fn served_until(&self) -> Option<u64> {
+        self.inner.served_until
+    }
+
+    async fn mark_alive(&self, at_ms: u64) -> Result<(), StoreError> {
+        self.write_unit(Op::MarkAlive { at_ms }).await
+    }
+
     async fn create_game(&self, record: GameRecord) -> Result<(), StoreError> {
         self.write_unit(Op::CreateGame(record)).await
     }

@@ -75,6 +75,11 @@ pub enum Op {
         /// New metadata, if any.
         metadata_json: Option<String>,
     },
+    /// Mark the service alive at this instant (the server's timeline, ms).
+    MarkAlive {
+        /// The instant.
+        at_ms: u64,
+    },
     /// Commit what is queued, checkpoint the WAL and stop.
     Close,
 }
@@ -284,6 +289,12 @@ fn apply(conn: &Connection, op: &Op, written_at_ms: i64) -> Result<u64, StoreErr
             if changed == 0 {
                 return Err(StoreError::GameNotFound(game_id.clone()));
             }
+            Ok(0)
+        }
+        Op::MarkAlive { at_ms } => {
+            let at = i64::try_from(*at_ms)
+                .map_err(|_| StoreError::Corrupt(format!("alive mark {at_ms} out of range")))?;
+            conn.prepare_cached(schema::MARK_ALIVE)?.execute([at])?;
             Ok(0)
         }
         // Handled by `run` before a batch is written.

@@ -680,14 +680,20 @@ fn check_resumed(
         ));
     }
     // The side on move's clock started with the last event that is not an outage (the
-    // opponent's move, or the start). Uncharged, each outage paused it from the last event
-    // before it to the restart, so it ran only since the last restart; charged, it ran
-    // all along.
+    // opponent's move, or the start). Uncharged, each outage paused it from when the
+    // service was last seen serving (its last alive mark, or the last event if later) to
+    // the restart, so it ran only while a run served; charged, it ran all along.
     let read_at = ms(clock.read_at.as_ref());
     let ran_ms = if model.charged {
         read_at - events[tail - 1].monotonic_ms
     } else {
-        read_at - ms(resumed.resumed_at.as_ref())
+        let mut served_from = events[tail - 1].monotonic_ms;
+        let mut ran = 0;
+        for o in events[tail..].iter().filter_map(outage) {
+            ran += ms(o.last_seen.as_ref()) - served_from;
+            served_from = ms(o.resumed_at.as_ref());
+        }
+        ran + read_at - served_from
     };
     let used = after_last_move(on_move) - now(on_move);
     if (used - ran_ms).abs() > CLOCK_SLACK_MS {

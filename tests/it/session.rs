@@ -1542,10 +1542,43 @@ fn board_health_is_recorded_only_when_it_changes_and_while_it_matters() {
     // Bound again, then the service is down for a while: no board outlived it.
     t.ok(b1(), health(Active, 0));
     t.at(31_000);
-    let outage = t.s.record_outage(Now::from_mono(40_000), false);
+    let outage = t.s.record_outage(Now::from_mono(40_000), None, false);
     t.log.extend(outage);
     t.t = 40_000;
     assert_eq!(t.s.view(40_000).board.map(|b| b.health), Some(Disconnected));
     t.ok(Actor::Player(White), Command::Resign { side: White });
     assert!(t.ok(b1(), health(Active, 0)).is_empty(), "after the end");
+}
+
+/// DESIGN.md 5 (outage not charged): the outage counts from when the service last served
+/// the game (its last alive mark), not from the game's last event. White thinks 30 s
+/// while the service runs, then it is down 10 s: White pays the 30 s, not the 10 s.
+#[test]
+fn an_outage_starts_when_the_service_stopped_not_at_the_last_event() {
+    let t = Table::russian();
+    let down =
+        t.s.outage(Now::from_mono(40_000), Some(30_000), false)
+            .expect("an outage");
+    assert!(
+        matches!(&down.events[..], [e] if matches!(e.kind, EventKind::Outage { from_ms: 30_000, until_ms: 40_000, charged: false })),
+        "{:?}",
+        down.events
+    );
+    assert_eq!(down.session.view(40_000).white_ms, Some(570_000));
+    assert_eq!(down.session.view(45_000).white_ms, Some(565_000));
+    // Not known when the service stopped: from the last event, all of it free.
+    let unknown =
+        t.s.outage(Now::from_mono(40_000), None, false)
+            .expect("an outage");
+    assert_eq!(unknown.session.view(40_000).white_ms, Some(600_000));
+    // Charged: the mark only says how long the service was down.
+    let charged =
+        t.s.outage(Now::from_mono(40_000), Some(30_000), true)
+            .expect("an outage");
+    assert_eq!(charged.session.view(40_000).white_ms, Some(560_000));
+    // Served until now (a mark at or after the restart): nothing was down.
+    assert!(
+        t.s.outage(Now::from_mono(40_000), Some(40_000), false)
+            .is_none()
+    );
 }

@@ -586,7 +586,7 @@ fn a_newer_schema_is_refused() {
             err,
             StoreError::Schema {
                 found: 99,
-                supported: 3
+                supported: 4
             }
         ),
         "{err}"
@@ -606,7 +606,7 @@ fn the_file_is_in_wal_mode_with_the_expected_schema() {
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .expect("version");
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     let names = |sql: &str| -> Vec<String> {
         conn.prepare(sql)
             .expect("prepare")
@@ -623,6 +623,23 @@ fn the_file_is_in_wal_mode_with_the_expected_schema() {
     assert_eq!(unique, ["events_by_game"]);
     let key = names("SELECT name FROM pragma_index_info('events_by_game') ORDER BY seqno");
     assert_eq!(key, ["game_id", "seq"]);
+}
+
+/// The service's alive mark survives a restart: the next open reads the last one (what a
+/// game running at the restart counts its outage from), and a new file has none.
+#[tokio::test]
+async fn the_alive_mark_is_read_back_at_the_next_open() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("log.db");
+    let store = SqliteStore::open(&path).expect("create");
+    assert_eq!(store.served_until(), None, "a new file");
+    store.mark_alive(1_000).await.expect("mark");
+    store.mark_alive(2_500).await.expect("mark again");
+    assert_eq!(store.served_until(), None, "as opened, not as marked since");
+    store.close().await.expect("close");
+    let reopened = SqliteStore::open(&path).expect("reopen");
+    assert_eq!(reopened.served_until(), Some(2_500));
+    reopened.close().await.expect("close");
 }
 
 // ---------------------------------------------------------------------------------------
