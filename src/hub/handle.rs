@@ -371,9 +371,13 @@ impl Watch {
         if matches!(item, Ok(WatchItem::End(_)) | Err(_)) {
             self.ended = true;
         }
-        if let (Ok(WatchItem::Event(e)), true) = (&item, self.delay_ms > 0) {
-            // The public sees each event `delay` after it was recorded; a shutdown while
-            // it waits ends the watch at once (the event stays unseen).
+        if let Ok(WatchItem::Event(e)) = &item
+            && self.delay_ms > 0
+            && e.event.seq > 1
+        {
+            // The public sees each event `delay` after it was recorded, but for the first
+            // (GameCreated: the game is announced at once, as every snapshot shows it); a
+            // shutdown while it waits ends the watch at once (the event stays unseen).
             let at = self
                 .game
                 .timeline()

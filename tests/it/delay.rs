@@ -328,12 +328,13 @@ async fn shutdown_ends_a_delayed_stream_at_once() {
     let hub = Hub::new(Arc::new(MemoryStore::new()), false);
     let api = api_over(hub.clone());
     game_with_a_move(&api).await;
+    // After the creation (announced at once): the start and the move are held back.
     let mut s = api
         .watch_game(req(
             "view",
             pb::WatchGameRequest {
                 game_id: "g".into(),
-                from_seq: 0,
+                from_seq: 1,
             },
         ))
         .await
@@ -371,4 +372,100 @@ async fn the_delayed_events_gauge_follows_the_delay() {
     assert!(hub.metrics().delayed_depth() < held);
     advance(Duration::from_secs(5)).await;
     assert_eq!(hub.metrics().delayed_depth(), 0);
+}
+
+/// A game whose creation is younger than its delay does not hold the public's round
+/// stream back: the other games' events (here a live game's move) come at once, and
+/// the delayed game's `GameCreated` too (the game is announced at once, as GetGame and
+/// the PDN show it). Before, a new public WatchEvent waited out that game's delay before
+/// it sent anything of any game.
+#[tokio::test(start_paused = true)]
+async fn a_delayed_game_does_not_hold_back_the_rest_of_its_round() {
+    let api = api();
+    let create = |id: &str, delay: u64| pb::CreateGameRequest {
+        game_id: id.into(),
+        variant: pb::Variant::Russian as i32,
+        time_control: "10m".into(),
+        event: "Open".into(),
+        round: "1".into(),
+        board: if id == "g" { 1 } else { 2 },
+        settings: Some(pb::GameSettings {
+            broadcast_delay_ms: Some(delay),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    api.create_game(req("arb", create("g", DELAY)))
+        .await
+        .expect("create the delayed game");
+    api.create_game(req("arb", create("h", 0)))
+        .await
+        .expect("create the live game");
+    api.start_game(req(
+        "arb",
+        pb::StartGameRequest {
+            game_id: "h".into(),
+            expected_seq: 0,
+        },
+    ))
+    .await
+    .expect("start");
+    api.submit_move(req(
+        "other",
+        pb::SubmitMoveRequest {
+            game_id: "h".into(),
+            r#move: "c3-d4".into(),
+            ..Default::default()
+        },
+    ))
+    .await
+    .expect("move");
+    let opened = Instant::now();
+    let mut round = api
+        .watch_event(req(
+            "view",
+            pb::WatchEventRequest {
+                event: "Open".into(),
+                round: "1".into(),
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect("watch")
+        .into_inner();
+    let mut created_g = false;
+    loop {
+        let e = round.next().await.expect("open").expect("event");
+        created_g |= e.game_id == "g" && e.seq == 1;
+        if e.game_id == "h" && matches!(e.kind, Some(pb::game_event::Kind::MovePlayed(_))) {
+            break;
+        }
+    }
+    assert_eq!(
+        opened.elapsed(),
+        Duration::ZERO,
+        "the live game's move at once"
+    );
+    let mut single = api
+        .watch_game(req(
+            "view",
+            pb::WatchGameRequest {
+                game_id: "g".into(),
+                from_seq: 0,
+            },
+        ))
+        .await
+        .expect("watch")
+        .into_inner();
+    let first = single.next().await.expect("open").expect("event");
+    assert!(
+        matches!(first.kind, Some(pb::game_event::Kind::GameCreated(_))),
+        "{first:?}"
+    );
+    assert_eq!(opened.elapsed(), Duration::ZERO, "announced at once");
+    if !created_g {
+        let e = round.next().await.expect("open").expect("event");
+        assert_eq!((e.game_id.as_str(), e.seq), ("g", 1));
+        assert_eq!(opened.elapsed(), Duration::ZERO);
+    }
 }
