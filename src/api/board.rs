@@ -198,8 +198,9 @@ pub fn session(
                         break;
                     }
                     None => {
-                        // The game is over and every event was sent; the board may
-                        // still bind to another game.
+                        // The watch was ended by the hub (it goes on past the game's
+                        // end, so this is not the end of the game): stop listening;
+                        // the board may still bind to another game.
                         watch = None;
                         _counted = None;
                         // Over: its board's health no longer matters.
@@ -281,8 +282,9 @@ pub fn session(
                             Ok(g) => g,
                             Err(s) => { yield Ok(rejected(id, &s)); continue; }
                         };
-                        // Every event after the one the bound view shows.
-                        match h.watch(game.last_seq).await {
+                        // Every event after the one the bound view shows, those recorded
+                        // after the game's end included.
+                        match h.watch_through_end(game.last_seq).await {
                             Ok(w) => watch = Some(w),
                             Err(e) => { yield Ok(rejected(id, &status(&e))); continue; }
                         }

@@ -214,8 +214,27 @@ impl GameHandle {
     /// [`HubError::ShuttingDown`]; [`HubError::TooManyWatchers`]: the game or the hub has
     /// as many watchers as the server allows (nothing is registered).
     pub async fn watch_as(&self, audience: Audience, from_seq: u64) -> Result<Watch, HubError> {
+        self.watch_with(audience, from_seq, false).await
+    }
+
+    /// Watches the game live, past its end: every event, the ones recorded after the
+    /// game finished (a warning, a corrected result) included, until the watch is
+    /// dropped or the server shuts down. What a bound board hears.
+    ///
+    /// # Errors
+    /// As [`GameHandle::watch_as`].
+    pub async fn watch_through_end(&self, from_seq: u64) -> Result<Watch, HubError> {
+        self.watch_with(Audience::Live, from_seq, true).await
+    }
+
+    async fn watch_with(
+        &self,
+        audience: Audience,
+        from_seq: u64,
+        through_end: bool,
+    ) -> Result<Watch, HubError> {
         let slot = self.slots.take(&self.meta.id, audience == Audience::Live)?;
-        let queue = Arc::new(WatchQueue::new(self.watcher_queue));
+        let queue = Arc::new(WatchQueue::new(self.watcher_queue, through_end));
         let (reply, answer) = oneshot::channel();
         self.send(Msg::Watch {
             queue: queue.clone(),

@@ -51,14 +51,18 @@ pub(super) struct WatchQueue {
     state: Mutex<QueueState>,
     notify: Notify,
     capacity: usize,
+    /// Goes on past the game's end (a bound board hears the rulings and corrections
+    /// recorded after it), ending only when the watcher leaves or at shutdown.
+    pub(super) through_end: bool,
 }
 
 impl WatchQueue {
-    pub(super) fn new(capacity: usize) -> WatchQueue {
+    pub(super) fn new(capacity: usize, through_end: bool) -> WatchQueue {
         WatchQueue {
             state: Mutex::new(QueueState::default()),
             notify: Notify::new(),
             capacity: capacity.max(1),
+            through_end,
         }
     }
 

@@ -224,7 +224,12 @@ impl GameTask {
             let public_until = self
                 .timeline
                 .instant(self.session.last_ms() + self.public.as_ref().map_or(0, |p| p.delay_ms));
-            let idle_at = (self.session.result().is_some() && self.watchers.is_empty())
+            // Finished: only a bound board's watch (which goes on past the end) can be
+            // left, and it may leave at any time; the idle look below drops the gone.
+            let idle_at = self
+                .session
+                .result()
+                .is_some()
                 .then(|| (self.active_at + self.evict_after).max(public_until));
             let stop = &mut self.stop;
             let rx = &mut self.rx;
@@ -351,7 +356,7 @@ impl GameTask {
                 } else {
                     None
                 };
-                if self.session.result().is_some() {
+                if self.session.result().is_some() && !queue.through_end {
                     queue.close(WatchEnd::Finished);
                 } else {
                     self.watchers.push(queue);
@@ -506,9 +511,14 @@ impl GameTask {
         }
         self.watchers.retain(|w| w.push(events));
         if finished {
-            for w in self.watchers.drain(..) {
-                w.close(WatchEnd::Finished);
-            }
+            // Each stream ends after the event that finished the game, but a bound
+            // board's, which hears what is recorded after it too.
+            self.watchers.retain(|w| {
+                if !w.through_end {
+                    w.close(WatchEnd::Finished);
+                }
+                w.through_end
+            });
         }
     }
 

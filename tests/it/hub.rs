@@ -400,7 +400,9 @@ async fn a_board_is_sent_the_running_clocks() {
 }
 
 /// A bound board hears its game's events that others caused: a digital move, an
-/// arbiter's pause, and the flag the timer records with nobody sending anything.
+/// arbiter's pause, the flag the timer records with nobody sending anything, and what an
+/// arbiter records after the end (a warning, a corrected result): before, the board's
+/// stream stopped hearing its game at the end.
 #[tokio::test]
 async fn a_board_hears_digital_moves_rulings_and_the_timer() {
     let s = start().await;
@@ -454,6 +456,17 @@ async fn a_board_hears_digital_moves_rulings_and_the_timer() {
         matches!(k, pb::game_event::Kind::GameFinished(ref g) if g.reason == pb::ResultReason::TimeForfeit as i32),
         "{k:?}"
     );
+    ArbiterServiceClient::new(s.channel.clone())
+        .issue_warning(pb::IssueWarningRequest {
+            game_id: id.clone(),
+            side: pb::Side::Black as i32,
+            reason: "unsporting".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("a warning after the end");
+    let k = unsolicited(&mut feed).await;
+    assert!(matches!(k, pb::game_event::Kind::WarningIssued(_)), "{k:?}");
 }
 
 /// A display rebuilds the score sheet with clock times from the stream alone: folding a
