@@ -344,9 +344,14 @@ async fn serve_grpc(
         ))
         .clone()
         .routes();
-    // The HTTP routes beside the services; anything else still answers gRPC's
-    // UNIMPLEMENTED.
-    let routes = tonic::service::Routes::from(routes.into_axum_router().merge(web::routes(api)));
+    // The HTTP routes beside the services; anything else is a gRPC call to a method that
+    // does not exist (UNIMPLEMENTED) or a request for a page that is not there (404).
+    let routes = tonic::service::Routes::from(
+        routes
+            .into_axum_router()
+            .merge(web::routes(api))
+            .fallback(web::fallback),
+    );
     // Outermost first: CORS answers a browser's preflight; the refusals are counted;
     // the edge checks sizes (grpc-web's binary framing is gRPC's).
     let served = builder

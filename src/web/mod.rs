@@ -9,6 +9,9 @@
 //! - `GET /live/<event>`, `GET /live/<event>/<round>`: the live board page (`live`), and
 //!   its assets under `/assets/live/`.
 //!
+//! - Any other path: 404 with the refusal as text ([`fallback`]); a gRPC call to a method
+//!   that does not exist still gets gRPC's UNIMPLEMENTED.
+//!
 //! The gRPC services answer grpc-web as well (tonic-web, HTTP/1.1 accepted); CORS is
 //! off unless `[web] cors_origins` lists the origins allowed (see `server::run`).
 
@@ -32,6 +35,31 @@ pub fn routes(api: Api) -> axum::Router {
         )
         .with_state(api)
         .merge(live::routes())
+}
+
+/// What answers a request no route takes, merged in after every route (`server::run`).
+/// A gRPC call (content-type `application/grpc…`, grpc-web's included) to a method that
+/// does not exist gets gRPC's UNIMPLEMENTED, as tonic answers it; anything else is a
+/// browser or a relay tool asking for a page that is not there: 404 with the refusal as
+/// text, as the pages' own refusals are written ([`refusal`]).
+pub async fn fallback(request: axum::extract::Request) -> Response {
+    let grpc = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/grpc"));
+    if grpc {
+        return tonic::Status::unimplemented("").into_http();
+    }
+    let message = format!(
+        "path: no page at {:?}; the pages are /pdn/<event>[/<round>[/stream]] and \
+         /live/<event>[/<round>]",
+        request.uri().path()
+    );
+    // The path is the caller's: quoted, and the answer bounded as every status is.
+    refusal(&tonic::Status::not_found(
+        crate::api::bounded_message(&message).into_owned(),
+    ))
 }
 
 /// The `authorization` header as the token table reads it.

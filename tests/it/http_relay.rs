@@ -170,9 +170,76 @@ async fn snapshots_read_back_and_refusals_say_why() {
     )
     .await;
     assert_eq!(r.header("www-authenticate"), Some("Bearer"));
-    // Not a route: gRPC's own answer, not a page.
-    let r = http::get(s.addr, "/nothing/here", &[]).await;
-    assert_ne!(r.status, 500);
+    s.stop().await;
+}
+
+/// A plain HTTP request for a path that is no page gets 404 with the refusal as text,
+/// as the pages' own refusals do, not gRPC's "200 OK, grpc-status 12" with an empty
+/// body; a gRPC call (content-type application/grpc…) to a method that does not exist
+/// still gets gRPC's UNIMPLEMENTED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_path_is_404_over_http_and_unimplemented_over_grpc() {
+    let s = TestServer::start("").await;
+    for path in [
+        "/pdn/",
+        "/pdn",
+        "/live/",
+        "/live/Open/1/extra",
+        "/pdn/a/b/c/d",
+        "/pdn/Open/1/stream2",
+        "/favicon.ico",
+        "/nothing/here",
+    ] {
+        let r = http::get(s.addr, path, &[]).await;
+        assert_eq!(r.status, 404, "{path}: {r:?}");
+        assert_eq!(
+            r.header("content-type"),
+            Some("text/plain; charset=utf-8"),
+            "{path}: {r:?}"
+        );
+        assert_eq!(r.header("grpc-status"), None, "{path}: {r:?}");
+        assert!(
+            r.text().starts_with("NOT_FOUND: path: ") && r.text().contains(path),
+            "{path}: {:?}",
+            r.text()
+        );
+    }
+    // gRPC (HTTP/2) to a method of a service that exists and to a service that does not.
+    for path in [
+        "/draughts.arbiter.v1.GameService/Nope",
+        "/nothing.Here/Method",
+    ] {
+        let mut grpc = tonic::client::Grpc::new(s.channel.clone());
+        grpc.ready().await.expect("ready");
+        let e = grpc
+            .unary(
+                Request::new(pb::GetGameRequest::default()),
+                tonic::codegen::http::uri::PathAndQuery::from_static(path),
+                tonic_prost::ProstCodec::<pb::GetGameRequest, pb::Game>::default(),
+            )
+            .await
+            .expect_err("no such method");
+        assert_eq!(e.code(), tonic::Code::Unimplemented, "{path}: {e:?}");
+    }
+    // grpc-web over HTTP/1.1, as a browser sends it.
+    for path in [
+        "/draughts.arbiter.v1.GameService/Nope",
+        "/nothing.Here/Method",
+    ] {
+        let r = http::request(
+            s.addr,
+            "POST",
+            path,
+            &[
+                ("content-type", "application/grpc-web+proto"),
+                ("x-grpc-web", "1"),
+            ],
+            &grpc_web_body(&pb::GetGameRequest::default()),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{path}: {r:?}");
+        assert_eq!(r.header("grpc-status"), Some("12"), "{path}: {r:?}");
+    }
     s.stop().await;
 }
 
