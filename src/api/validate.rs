@@ -472,7 +472,15 @@ impl Check for pb::DeclareResultRequest {
         known::<pb::GameResult>("result", self.result)?;
         known::<pb::ResultReason>("reason", self.reason)?;
         rule("rule", &self.rule)?;
-        prose("explanation", &self.explanation)
+        prose("explanation", &self.explanation)?;
+        // The judge records a result only with the arbiter's words (blank is none).
+        if self.explanation.trim().is_empty() {
+            return Err(bad(
+                "explanation",
+                "required: the arbiter's explanation of the result",
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -36,7 +36,7 @@ pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameErro
         BoardInput::Touch(n) => touch(tx, n),
         BoardInput::Lift(n) => lift(tx, n),
         BoardInput::Place(n) => {
-            let sq = square(tx, n)?;
+            let sq = square(tx, "place.square", n)?;
             if tx.s.hand.is_none() {
                 return Err(GameError::not_allowed(
                     "board out of step: nothing is held",
@@ -68,8 +68,11 @@ pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameErro
     }
 }
 
-fn square(tx: &Tx, n: u32) -> Result<Square, GameError> {
-    tx.s.square(n).map_err(GameError::Invalid)
+/// Square `n` of this board; a number off it is refused naming `at`, the field of the
+/// board's message that carried it (`touch.square`, `snapshot.white`…).
+fn square(tx: &Tx, at: &str, n: u32) -> Result<Square, GameError> {
+    tx.s.square(n)
+        .map_err(|e| GameError::Invalid(format!("{at}: {e}")))
 }
 
 /// The side to move, when nobody is waiting to press.
@@ -80,7 +83,7 @@ fn mover(tx: &Tx) -> Option<Color> {
 }
 
 fn touch(tx: &mut Tx, n: u32) -> Result<(), GameError> {
-    let sq = square(tx, n)?;
+    let sq = square(tx, "touch.square", n)?;
     let own =
         tx.s.physical_piece(sq)
             .is_some_and(|(c, _)| Some(c) == mover(tx));
@@ -125,7 +128,7 @@ fn touch(tx: &mut Tx, n: u32) -> Result<(), GameError> {
 }
 
 fn lift(tx: &mut Tx, n: u32) -> Result<(), GameError> {
-    let sq = square(tx, n)?;
+    let sq = square(tx, "lift.square", n)?;
     let Some((color, _)) = tx.s.physical_piece(sq) else {
         return Err(GameError::not_allowed(
             format!("board out of step: no piece on {n}"),
@@ -225,7 +228,7 @@ fn matching(tx: &Tx, from: Square, placements: &[Square], to: Square) -> Vec<Mov
 }
 
 fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
-    let to = square(tx, n)?;
+    let to = square(tx, "release.square", n)?;
     let Some(hand) = tx.s.hand.clone() else {
         return Err(GameError::not_allowed(
             "board out of step: nothing is held",
@@ -412,7 +415,7 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
     let read = |tx: &Tx, list: &[u32], name: &str| -> Result<u64, GameError> {
         let mut b = 0u64;
         for &n in list {
-            let bit = square(tx, n)?.bit();
+            let bit = square(tx, &format!("snapshot.{name}"), n)?.bit();
             if b & bit != 0 {
                 return Err(GameError::Invalid(format!(
                     "snapshot.{name}: square {n} listed twice"

@@ -282,7 +282,7 @@ fn move_preconditions(s: &Session, side: Color) -> Result<(), GameError> {
 
 fn submit_move(tx: &mut Tx, side: Color, notation: &str, offer: bool) -> Result<(), GameError> {
     move_preconditions(&tx.s, side)?;
-    let mv = tx.s.parse_move(notation)?;
+    let mv = tx.s.parse_move("move", notation)?;
     check_history_rules(&tx.s, &mv)?;
     if let Some(bound) = tx.s.touch.bound
         && bound != mv.from()

@@ -153,7 +153,7 @@ pub(super) fn claim(
             );
             match written {
                 Some(text) => {
-                    let mv = tx.s.parse_move(text)?;
+                    let mv = tx.s.parse_move("written_move", text)?;
                     check_history_rules(&tx.s, &mv)?;
                     let after = tx.s.game.after(&mv).map_err(|_| {
                         GameError::Internal("a legal written move does not parse".into())
@@ -218,7 +218,7 @@ pub(super) fn decide_claim(
         return tx.end(Outcome::Draw, reason, Some("RU 1.9.2"), None);
     }
     if let Some(text) = claim.written_move {
-        let mv = tx.s.parse_move(&text)?;
+        let mv = tx.s.parse_move("written_move", &text)?;
         let press = tx.s.clock.is_some();
         tx.play(&mv, MoveSource::WrittenClaim, press)?;
     }

@@ -15,7 +15,7 @@ use super::settings::GameSettings;
 use crate::clock::{Clock, ClockOp};
 use crate::history::History;
 use crate::notation::fen::parse_fen;
-use crate::notation::movetext::parse_move_among;
+use crate::notation::movetext::{MoveError, parse_move_among};
 use crate::notation::square::square_number;
 use crate::rules::{Color, Game, Move, Position, Setup, Square, Variant};
 
@@ -488,10 +488,18 @@ impl Session {
     }
 
     /// Resolves a written move against the current position's legal moves (generated
-    /// once, when the position arose).
-    pub(super) fn parse_move(&self, text: &str) -> Result<Move, GameError> {
-        parse_move_among(text, self.position(), self.game.position_moves_all_paths())
-            .map_err(GameError::IllegalMove)
+    /// once, when the position arose). Text that is not a move at all (malformed, a
+    /// square that does not exist) is refused as input naming `at`, the request's field
+    /// (`move`, `written_move`); a move the position does not allow is an illegal move.
+    pub(super) fn parse_move(&self, at: &str, text: &str) -> Result<Move, GameError> {
+        parse_move_among(text, self.position(), self.game.position_moves_all_paths()).map_err(|e| {
+            match e {
+                MoveError::Malformed(_) | MoveError::Square(_) => {
+                    GameError::Invalid(format!("{at}: {e}"))
+                }
+                _ => GameError::IllegalMove(e),
+            }
+        })
     }
 
     /// Finds the move with this path of PDN squares in the current position.

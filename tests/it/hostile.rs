@@ -383,6 +383,49 @@ fn cases(id: &'static str) -> Vec<Case> {
             }),
         ),
         (
+            "a move on squares that do not exist",
+            Code::InvalidArgument,
+            "move: 'zz9' is not a square",
+            Box::new(move |c| {
+                call(async move {
+                    games(c)
+                        .submit_move(req(
+                            "arb",
+                            pb::SubmitMoveRequest {
+                                game_id: id.into(),
+                                r#move: "zz9-q1".into(),
+                                ..Default::default()
+                            },
+                        ))
+                        .await
+                        .map(drop)
+                })
+            }),
+        ),
+        (
+            "a claim's written move on squares that do not exist",
+            Code::InvalidArgument,
+            "written_move: 'zz9' is not a square",
+            Box::new(move |c| {
+                call(async move {
+                    games(c)
+                        .claim_draw(req(
+                            "arb",
+                            pb::ClaimDrawRequest {
+                                game_id: id.into(),
+                                // Black is to move (one move played).
+                                side: pb::Side::Black as i32,
+                                kind: pb::DrawClaimKind::Repetition as i32,
+                                written_move: "zz9-q1".into(),
+                                ..Default::default()
+                            },
+                        ))
+                        .await
+                        .map(drop)
+                })
+            }),
+        ),
+        (
             "a draw claim of kind 99",
             Code::InvalidArgument,
             "kind: unknown value 99",
@@ -559,6 +602,26 @@ fn cases(id: &'static str) -> Vec<Case> {
                             pb::DeclareResultRequest {
                                 game_id: id.into(),
                                 result: 17,
+                                ..Default::default()
+                            },
+                        ))
+                        .await
+                        .map(drop)
+                })
+            }),
+        ),
+        (
+            "a declared result without an explanation",
+            Code::InvalidArgument,
+            "explanation: ",
+            Box::new(move |c| {
+                call(async move {
+                    arbiter(c)
+                        .declare_result(req(
+                            "arb",
+                            pb::DeclareResultRequest {
+                                game_id: id.into(),
+                                result: pb::GameResult::Draw as i32,
                                 ..Default::default()
                             },
                         ))
@@ -783,6 +846,32 @@ async fn a_board_that_sends_garbage_is_refused_message_by_message() {
             send(9, Kind::ClockPress(pb::BoardClockPress { side: 77 })),
             "INVALID_ARGUMENT",
             "clock_press.side: unknown value 77",
+        ),
+        (
+            // In range for the stream (1-64), not for a Russian board (1-32).
+            send(10, Kind::Touch(pb::BoardSquare { square: 33 })),
+            "INVALID_ARGUMENT",
+            "touch.square: square 33 out of range for russian",
+        ),
+        (
+            send(11, Kind::Lift(pb::BoardSquare { square: 33 })),
+            "INVALID_ARGUMENT",
+            "lift.square: square 33 out of range",
+        ),
+        (
+            send(12, Kind::Place(pb::BoardSquare { square: 33 })),
+            "INVALID_ARGUMENT",
+            "place.square: square 33 out of range",
+        ),
+        (
+            send(13, Kind::Release(pb::BoardSquare { square: 33 })),
+            "INVALID_ARGUMENT",
+            "release.square: square 33 out of range",
+        ),
+        (
+            send(14, snapshot(vec![21, 33], vec![1])),
+            "INVALID_ARGUMENT",
+            "snapshot.white: square 33 out of range",
         ),
     ];
     for (msg, code, starts) in cases {
