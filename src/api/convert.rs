@@ -424,6 +424,7 @@ pub fn board_health_pb(h: BoardHealth) -> pb::BoardHealth {
 fn irregularity_pb(k: IrregularityKind) -> i32 {
     (match k {
         IrregularityKind::IllegalMove => pb::IrregularityKind::IllegalMove,
+        IrregularityKind::CaptureIncomplete => pb::IrregularityKind::CaptureIncomplete,
         IrregularityKind::TouchMove => pb::IrregularityKind::TouchMove,
         IrregularityKind::OutOfTurn => pb::IrregularityKind::MoveOutOfTurn,
         IrregularityKind::WrongRemoval => pb::IrregularityKind::WrongRemoval,

@@ -411,6 +411,7 @@ fn outcome(o: Outcome) -> &'static str {
 fn irregularity(k: IrregularityKind) -> &'static str {
     match k {
         IrregularityKind::IllegalMove => "illegal move",
+        IrregularityKind::CaptureIncomplete => "capture stopped before it was complete",
         IrregularityKind::TouchMove => "touched piece not moved",
         IrregularityKind::OutOfTurn => "moved out of turn",
         IrregularityKind::WrongRemoval => "captured pieces removed wrongly",

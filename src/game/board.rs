@@ -297,11 +297,16 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
             } else {
                 describe_illegal(tx, hand.from, to)
             };
+            let kind = if found.is_empty() && stopped_early(tx, hand.from, to) {
+                IrregularityKind::CaptureIncomplete
+            } else {
+                IrregularityKind::IllegalMove
+            };
             let retake = tx.s.has_move_from(hand.from).then_some(from_n);
             tx.emit(
                 EventKind::Irregularity {
                     side,
-                    kind: IrregularityKind::IllegalMove,
+                    kind,
                     detail,
                     retake_with: retake,
                     squares: vec![from_n, n],
@@ -328,6 +333,24 @@ fn describe_illegal(tx: &Tx, from: Square, to: Square) -> (String, &'static str)
         format!("{f} to {t}: {}", refusal.reason(pos, legal)),
         refusal.rule(v),
     )
+}
+
+/// Whether a piece that went from `from` to `to`, no legal move ending there, stopped a
+/// capture early: it went as a capture goes (not along free squares, as a quiet move
+/// does), and `to` is a landing square short of the end of a legal capture from `from`
+/// (RU 1.5.5, FMJD 4.5; the rule cited is [`describe_illegal`]'s, the variant's own). A
+/// whole capture of too few pieces, or one that is no capture of the position, is an
+/// illegal move instead.
+fn stopped_early(tx: &Tx, from: Square, to: Square) -> bool {
+    if quiet_shaped(tx.s.position(), from, to) {
+        return false;
+    }
+    tx.s.game.position_moves_all_paths().iter().any(|m| {
+        m.is_capture() && m.from() == from && {
+            let landings: Vec<Square> = m.landings().collect();
+            landings[..landings.len().saturating_sub(1)].contains(&to)
+        }
+    })
 }
 
 /// Whether `from` to `to` runs along one of the variant's move directions over free

@@ -183,6 +183,10 @@ pub enum MoveSource {
 pub enum IrregularityKind {
     /// A move that is not legal in the position.
     IllegalMove,
+    /// A multi-capture stopped on one of its landing squares, before it was complete
+    /// (RU 1.5.5, FMJD 4.5, each variant's own rule; FMJD's list of irregularities:
+    /// "stopping a capture early").
+    CaptureIncomplete,
     /// A different piece was moved than the one touched first (RU 1.4.7).
     TouchMove,
     /// A piece moved by the side not on move, or an opponent's piece moved.
