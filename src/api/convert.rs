@@ -511,6 +511,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
                 MoveSource::Snapshot => pb::MoveSource::Snapshot,
                 MoveSource::WrittenClaim => pb::MoveSource::WrittenClaim,
             }) as i32,
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
         EventKind::ClockPressed { side, .. } => Kind::ClockPressed(pb::ClockPressed {
             side: side_pb(*side),
@@ -632,6 +633,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
         }),
         EventKind::RemovalComplete { side } => Kind::RemovalComplete(pb::RemovalComplete {
             side: side_pb(*side),
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
         EventKind::DrawOffered { side, timing } => Kind::DrawOffered(pb::DrawOffered {
             side: side_pb(*side),
@@ -652,6 +654,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             OfferResponse::Decline => Kind::DrawOfferDeclined(pb::DrawOfferDeclined {
                 side: side_pb(*side),
                 by_move: *by_move,
+                board_time_ms: e.board_ms.unwrap_or(0),
             }),
             OfferResponse::Postpone => Kind::DrawOfferPostponed(pb::DrawOfferPostponed {
                 side: side_pb(*side),
@@ -695,6 +698,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             squares: squares.clone(),
             official_fen: note.official_fen.clone().unwrap_or_default(),
             retake_with: retake_with.unwrap_or(0),
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
         EventKind::IrregularityResolved {
             ruling,
@@ -713,15 +717,18 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
                 (None, _) => "the board was put back".into(),
                 (Some(_), given) => given.clone().unwrap_or_default(),
             },
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
         EventKind::Warning { side, reason } => Kind::WarningIssued(pb::WarningIssued {
             side: side_pb(*side),
             reason: reason.clone(),
             count: note.count,
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
         EventKind::DrawConditionReached => Kind::DrawConditionReached(pb::DrawConditionReached {
             mode: pb::DrawMode::Referred as i32,
             description: e.rule.clone().unwrap_or_default(),
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
         EventKind::FortyMoveCountStarted { side } => {
             Kind::FortyMoveCountStarted(pb::FortyMoveCountStarted {
@@ -752,6 +759,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             reason: reason_pb(*reason),
             explanation: text.clone().unwrap_or_default(),
             clock,
+            board_time_ms: e.board_ms.unwrap_or(0),
         }),
     };
     pb::GameEvent {

@@ -510,6 +510,7 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
                 "clock": clock_json(e.clock.as_ref()),
                 "time_spent_ms": e.time_spent_ms,
                 "source": name!(pb::MoveSource, e.source),
+                "board_time_ms": e.board_time_ms,
             }),
         ),
         Kind::PieceTouched(e) => (
@@ -572,7 +573,8 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
         ),
         Kind::DrawOfferDeclined(e) => (
             "draw_offer_declined",
-            json!({"side": name!(pb::Side, e.side), "by_move": e.by_move}),
+            json!({"side": name!(pb::Side, e.side), "by_move": e.by_move,
+                   "board_time_ms": e.board_time_ms}),
         ),
         Kind::DrawOfferPostponed(e) => (
             "draw_offer_postponed",
@@ -593,23 +595,27 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
             "irregularity_flagged",
             json!({"kind": name!(pb::IrregularityKind, e.kind), "side": name!(pb::Side, e.side),
                    "description": e.description, "squares": e.squares,
-                   "official_fen": e.official_fen, "retake_with": e.retake_with}),
+                   "official_fen": e.official_fen, "retake_with": e.retake_with,
+                   "board_time_ms": e.board_time_ms}),
         ),
         Kind::IrregularityRuled(e) => (
             "irregularity_ruled",
             json!({"irregularity_seq": e.irregularity_seq,
                    "ruling": name!(pb::IrregularityRuling, e.ruling),
-                   "fen_after": e.fen_after, "reason": e.reason}),
+                   "fen_after": e.fen_after, "reason": e.reason,
+                   "board_time_ms": e.board_time_ms}),
         ),
         Kind::WarningIssued(e) => (
             "warning_issued",
-            json!({"side": name!(pb::Side, e.side), "reason": e.reason, "count": e.count}),
+            json!({"side": name!(pb::Side, e.side), "reason": e.reason, "count": e.count,
+                   "board_time_ms": e.board_time_ms}),
         ),
         Kind::GameFinished(e) => (
             "game_finished",
             json!({"result": name!(pb::GameResult, e.result),
                    "reason": name!(pb::ResultReason, e.reason),
-                   "explanation": e.explanation, "clock": clock_json(e.clock.as_ref())}),
+                   "explanation": e.explanation, "clock": clock_json(e.clock.as_ref()),
+                   "board_time_ms": e.board_time_ms}),
         ),
         Kind::OutageRecorded(e) => (
             "outage_recorded",
@@ -641,13 +647,17 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
         Kind::PositionSet(e) => ("position_set", json!({"fen": e.fen, "reason": e.reason})),
         Kind::DrawConditionReached(e) => (
             "draw_condition_reached",
-            json!({"mode": name!(pb::DrawMode, e.mode), "description": e.description}),
+            json!({"mode": name!(pb::DrawMode, e.mode), "description": e.description,
+                   "board_time_ms": e.board_time_ms}),
         ),
         Kind::FlagFell(e) => (
             "flag_fell",
             json!({"side": name!(pb::Side, e.side), "clock": clock_json(e.clock.as_ref())}),
         ),
-        Kind::RemovalComplete(e) => ("removal_complete", json!({"side": name!(pb::Side, e.side)})),
+        Kind::RemovalComplete(e) => (
+            "removal_complete",
+            json!({"side": name!(pb::Side, e.side), "board_time_ms": e.board_time_ms}),
+        ),
         Kind::TimeCalled(e) => ("time_called", json!({"side": name!(pb::Side, e.side)})),
         Kind::FortyMoveCountStarted(e) => (
             "forty_move_count_started",

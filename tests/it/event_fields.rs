@@ -528,6 +528,26 @@ async fn every_field_of_every_event_is_filled_somewhere() {
     t.board("capture", BoardInput::Lift(18)).await;
     t.declare("capture").await;
 
+    // 2b'. What a board's messages cause beyond its own events, each with the board's
+    //      timestamp: Black's offer declined by White's move on the board (RU 1.9.3),
+    //      an illegal move on the board put back by the board, and the capture that
+    //      ends the game (RU 1.8: Black has no piece left).
+    t.create("boardend", "W:W22:B18", "10m", |_| {}).await;
+    t.api
+        .offer_draw(req(pb::OfferDrawRequest {
+            game_id: "boardend".into(),
+            side: side(false),
+            expected_seq: 0,
+        }))
+        .await
+        .expect("offer");
+    t.board("boardend", BoardInput::Lift(22)).await;
+    t.board("boardend", BoardInput::Release(17)).await; // c3-b4 while c3:e5 must capture
+    t.board("boardend", BoardInput::Lift(17)).await;
+    t.board("boardend", BoardInput::Release(22)).await; // put back: resolved, no ruling
+    t.board("boardend", BoardInput::Lift(22)).await;
+    t.board("boardend", BoardInput::Release(15)).await; // c3:e5
+
     // 2c. English: the arbiter starts the 40-move count; "Time!" is called on a side
     //     that does not move within the move limit, which then loses (EN Time!).
     t.create_in(
@@ -565,15 +585,20 @@ async fn every_field_of_every_event_is_filled_somewhere() {
         s.repetition_mode = pb::RepetitionMode::Claim as i32;
     })
     .await;
+    // Played on a board (lift, release, press: g1=32, f2=27, b8=1, a7=5), so the
+    // referral comes with the board's timestamp of the move that reached it.
+    use draughts_arbiter::rules::Color::{Black, White};
     let cycle = [
-        (true, "g1-f2"),
-        (false, "b8-a7"),
-        (true, "f2-g1"),
-        (false, "a7-b8"),
+        (White, 32, 27),
+        (Black, 1, 5),
+        (White, 27, 32),
+        (Black, 5, 1),
     ];
     for i in 0..40 {
-        let (w, m) = cycle[i % 4];
-        t.mv("flag", w, m, false).await;
+        let (c, from, to) = cycle[i % 4];
+        t.board("flag", BoardInput::Lift(from)).await;
+        t.board("flag", BoardInput::Release(to)).await;
+        t.board("flag", BoardInput::ClockPress(c)).await;
     }
     advance(Duration::from_secs(90)).await;
     tokio::task::yield_now().await;
@@ -604,7 +629,7 @@ async fn every_field_of_every_event_is_filled_somewhere() {
     }
     let mut count = 0;
     for id in [
-        "apps", "board", "capture", "english", "dgt", "flag", "outage",
+        "apps", "board", "capture", "boardend", "english", "dgt", "flag", "outage",
     ] {
         let events = t2.events(id).await;
         let got = t2

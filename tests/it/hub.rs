@@ -557,6 +557,72 @@ async fn a_board_timestamp_is_recorded_beside_the_servers() {
     );
 }
 
+/// A move made on the board carries the board's timestamp of the message that made it
+/// (the release), on the board's own stream and to a watcher, as the touch, lift and
+/// placement before it do; the opponent's digital move carries 0.
+#[tokio::test]
+async fn a_move_made_on_the_board_carries_the_release_s_timestamp() {
+    let s = start().await;
+    // Untimed: the board's move needs no press before the reply.
+    let id = new_game(&s, "", "").await;
+    let (tx, mut feed) = board_stream(&s, &id).await;
+    use pb::board_message::Kind as Msg;
+    let square = |n| pb::BoardSquare { square: n };
+    // c3-d4: touch, lift, place and release c3 (22) on d4 (18).
+    for (n, kind) in [
+        (2, Msg::Touch(square(22))),
+        (3, Msg::Lift(square(22))),
+        (4, Msg::Place(square(18))),
+        (5, Msg::Release(square(18))),
+    ] {
+        tx.send(pb::BoardMessage {
+            message_id: n,
+            board_time_ms: 4_999 + n as i64,
+            kind: Some(kind),
+        })
+        .await
+        .expect("send");
+    }
+    // The events the release caused, as the board is sent them.
+    let played = loop {
+        let f = tokio::time::timeout(Duration::from_secs(5), feed.next())
+            .await
+            .expect("within 5 s")
+            .expect("open")
+            .expect("feedback");
+        if let Some(pb::board_feedback::Kind::Event(e)) = f.kind
+            && let Some(pb::game_event::Kind::MovePlayed(m)) = e.kind
+        {
+            assert_eq!(f.message_id, 5, "the release made the move");
+            break m;
+        }
+    };
+    assert_eq!(played.source, pb::MoveSource::Board as i32);
+    assert_eq!(played.board_time_ms, 5_004, "{played:?}");
+    games(&s)
+        .submit_move(submit(&id, "f6-g5"))
+        .await
+        .expect("f6-g5");
+    // A watcher from the start sees the same, and 0 on the digital move.
+    let mut stream = watch(&s, &id, 0).await;
+    let mut moves = Vec::new();
+    while moves.len() < 2 {
+        let e = next(&mut stream).await.expect("open").expect("event");
+        match e.kind {
+            Some(pb::game_event::Kind::MovePlayed(m)) => moves.push(m),
+            Some(pb::game_event::Kind::PieceTouched(t)) => assert_eq!(t.board_time_ms, 5_001),
+            Some(pb::game_event::Kind::PieceLifted(l)) => assert_eq!(l.board_time_ms, 5_002),
+            Some(pb::game_event::Kind::PiecePlaced(p)) => assert_eq!(p.board_time_ms, 5_003),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        (moves[0].board_time_ms, moves[1].board_time_ms),
+        (5_004, 0),
+        "{moves:?}"
+    );
+}
+
 /// An irregularity on the board names the official position to restore.
 #[tokio::test]
 async fn an_irregularity_names_the_position_to_restore() {
