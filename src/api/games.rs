@@ -234,6 +234,13 @@ impl pb::game_service_server::GameService for Api {
     ) -> Result<Response<pb::ResignResponse>, Status> {
         let role = self.role(&req)?;
         let r = checked(req)?;
+        // Irreversible: an arbiter names the side (a player's token names its own); the
+        // side to move is not guessed, as for a clock press.
+        if matches!(role, Role::Arbiter { .. }) && r.side == pb::Side::Unspecified as i32 {
+            return Err(Status::invalid_argument(
+                "side: SIDE_WHITE or SIDE_BLACK required: an arbiter resigns for a named side",
+            ));
+        }
         let pair = self
             .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
                 Command::Resign { side }

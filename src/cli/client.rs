@@ -348,7 +348,7 @@ pub enum GameAction {
     Resign {
         /// Game id.
         id: String,
-        /// The side.
+        /// The side (required with an arbiter's token; a player's token resigns its own).
         #[arg(long, value_enum)]
         side: Option<SideArg>,
     },

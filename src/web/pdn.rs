@@ -1,7 +1,6 @@
 //! `GET /pdn/...`: PDN for relays, snapshots and a round's live stream.
 
 use std::collections::{BTreeSet, HashMap};
-use std::convert::Infallible;
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::Poll;
@@ -146,14 +145,17 @@ pub(super) async fn stream(
 
 /// The stream's body: `first`, then the PDN of each game that changed, once per burst
 /// of its events (all the events ready at once are one change), and only when its text
-/// differs from what was sent of it last.
+/// differs from what was sent of it last. It ends cleanly (the chunked body's last
+/// chunk) when the round is over; when the round's stream fails or the server shuts
+/// down, what changed is sent and the body is then cut off without its last chunk, so a
+/// relay can tell the two apart (curl: exit 18, "transfer closed").
 fn follow(
     api: Api,
     role: Role,
     first: String,
     mut sent: HashMap<String, Arc<str>>,
     events: impl Stream<Item = Result<pb::GameEvent, tonic::Status>> + Send + 'static,
-) -> impl Stream<Item = Result<String, Infallible>> + Send + 'static {
+) -> impl Stream<Item = Result<String, std::io::Error>> + Send + 'static {
     stream! {
         let metrics = api.hub().metrics().clone();
         if !first.is_empty() {
@@ -161,9 +163,10 @@ fn follow(
             yield Ok(first);
         }
         let mut events = pin!(events);
-        'follow: while let Some(item) = events.next().await {
+        while let Some(item) = events.next().await {
             let mut changed = BTreeSet::new();
             let mut item = Some(item);
+            let mut failed = None;
             // Everything ready now, without waiting.
             while let Some(i) = item.take() {
                 match i {
@@ -172,7 +175,8 @@ fn follow(
                     }
                     Err(e) => {
                         tracing::debug!(error = %e, "pdn stream ends");
-                        break 'follow;
+                        failed = Some(e);
+                        break;
                     }
                 }
                 item = std::future::poll_fn(|cx| match events.as_mut().poll_next(cx) {
@@ -199,6 +203,10 @@ fn follow(
             if !out.is_empty() {
                 metrics.delivered(WatchKind::PdnStream);
                 yield Ok(out);
+            }
+            if let Some(e) = failed {
+                yield Err(std::io::Error::other(format!("{:?}: {}", e.code(), e.message())));
+                break;
             }
         }
     }

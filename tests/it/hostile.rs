@@ -466,6 +466,26 @@ fn cases(id: &'static str) -> Vec<Case> {
             }),
         ),
         (
+            "an arbiter's resignation without a side",
+            Code::InvalidArgument,
+            "side: SIDE_WHITE or SIDE_BLACK required",
+            Box::new(move |c| {
+                call(async move {
+                    games(c)
+                        .resign(req(
+                            "arb",
+                            pb::ResignRequest {
+                                game_id: id.into(),
+                                side: 0,
+                                expected_seq: 0,
+                            },
+                        ))
+                        .await
+                        .map(drop)
+                })
+            }),
+        ),
+        (
             "an answer to the offer of 42",
             Code::InvalidArgument,
             "response: unknown value 42",

@@ -325,6 +325,39 @@ async fn the_round_stream_sends_each_change_and_ends_with_the_round() {
     s.stop().await;
 }
 
+/// At shutdown the round's stream is cut off without the chunked body's last chunk, so a
+/// relay tells it from the end of the round (which ends the body cleanly, above). Before,
+/// both ended the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_round_stream_is_cut_off_at_shutdown_not_ended() {
+    let s = TestServer::start(TOKENS).await;
+    new_game(&s.channel, "arb", "b1", "1", 1, 0).await;
+    let mut conn = http::open(s.addr, "GET", "/pdn/Open%202026/1/stream", &[], b"").await;
+    let mut raw = Vec::new();
+    while !String::from_utf8_lossy(&raw).contains("[Board \"1\"]") {
+        let mut buf = [0u8; 8192];
+        let n = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf))
+            .await
+            .expect("data within 5 s")
+            .expect("read");
+        assert!(n > 0, "ended early");
+        raw.extend_from_slice(&buf[..n]);
+    }
+    let stopping = tokio::spawn(s.stop());
+    let mut rest = Vec::new();
+    // A cut-off connection may end in a reset: what came before it is what counts.
+    let _ = tokio::time::timeout(Duration::from_secs(5), conn.read_to_end(&mut rest))
+        .await
+        .expect("the connection closes at shutdown");
+    raw.extend_from_slice(&rest);
+    assert!(
+        !http::ended(&raw),
+        "not a complete chunked body: {}",
+        String::from_utf8_lossy(&raw)
+    );
+    stopping.await.expect("stopped");
+}
+
 /// The public sees a delayed game as it was `broadcast_delay_ms` ago on the snapshots
 /// and on the stream; an arbiter's token sees it at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
