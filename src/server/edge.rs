@@ -83,8 +83,13 @@ where
             .headers()
             .get(http::header::CONTENT_TYPE)
             .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc-web-text"));
+        let grpc = req
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
         let max = if text { usize::MAX } else { self.max_message };
-        let req = req.map(|body| Body::new(Incoming::new(body, max)));
+        let framed = grpc && !text;
+        let req = req.map(|body| Body::new(Incoming::new(body, max, framed)));
         // The clone that was made ready serves this call (tower's usual swap).
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
@@ -101,6 +106,8 @@ where
 struct Incoming {
     body: Body,
     max: usize,
+    /// A gRPC body in binary framing: one that ends inside a message is refused.
+    framed: bool,
     prefix: [u8; 5],
     have: usize,
     skip: u64,
@@ -108,15 +115,36 @@ struct Incoming {
 }
 
 impl Incoming {
-    fn new(body: Body, max: usize) -> Incoming {
+    fn new(body: Body, max: usize, framed: bool) -> Incoming {
         Incoming {
             body,
             max,
+            framed,
             prefix: [0; 5],
             have: 0,
             skip: 0,
             refused: false,
         }
+    }
+
+    /// The body ended: inside a message (a prefix cut short, or fewer bytes than its
+    /// prefix said) is the caller's malformed request, INVALID_ARGUMENT, not tonic's
+    /// INTERNAL "Unexpected EOF decoding stream.".
+    fn ended(&self) -> Result<(), Status> {
+        if !self.framed || (self.have == 0 && self.skip == 0) {
+            return Ok(());
+        }
+        Err(Status::invalid_argument(if self.have > 0 {
+            format!(
+                "the request ended inside a gRPC message prefix ({} of 5 bytes)",
+                self.have
+            )
+        } else {
+            format!(
+                "the request ended inside a gRPC message: {} bytes of it missing",
+                self.skip
+            )
+        }))
     }
 
     /// Follows the framing (1 flag byte, 4 bytes of length, the message) through `data`.
@@ -163,6 +191,12 @@ impl HttpBody for Incoming {
             return Poll::Ready(None);
         }
         let frame = ready!(Pin::new(&mut this.body).poll_frame(cx));
+        if frame.is_none()
+            && let Err(status) = this.ended()
+        {
+            this.refused = true;
+            return Poll::Ready(Some(Err(status)));
+        }
         if let Some(Ok(f)) = &frame
             && let Some(data) = f.data_ref()
             && let Err(status) = this.scan(data)
@@ -174,7 +208,7 @@ impl HttpBody for Incoming {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.refused || self.body.is_end_stream()
+        self.refused || (self.body.is_end_stream() && self.ended().is_ok())
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -275,7 +309,7 @@ mod tests {
 
     #[test]
     fn the_framing_is_followed_across_chunks() {
-        let mut i = Incoming::new(Body::empty(), 10);
+        let mut i = Incoming::new(Body::empty(), 10, true);
         // A 10-byte message split oddly, then an 11-byte prefix split in two.
         i.scan(&[0, 0, 0]).expect("partial prefix");
         i.scan(&[0, 10, 1, 2, 3]).expect("10 bytes allowed");
@@ -283,7 +317,7 @@ mod tests {
         i.scan(&[0, 0, 0]).expect("partial prefix");
         let e = i.scan(&[0, 11]).expect_err("11 bytes refused");
         assert_eq!(e.code(), tonic::Code::ResourceExhausted);
-        let mut i = Incoming::new(Body::empty(), 4 << 20);
+        let mut i = Incoming::new(Body::empty(), 4 << 20, true);
         let e = i.scan(&[0, 0xff, 0xff, 0xff, 0xff]).expect_err("4 GiB");
         assert!(e.message().contains("4294967295 bytes"), "{}", e.message());
     }
