@@ -30,8 +30,13 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
         if let ClockOp::SetRemaining { side, now, .. } | ClockOp::AddTime { side, now, .. } = op
             && probe.remaining(side, now) > MAX_PERIOD_TIME
         {
+            // The request's field that carried the change (AdjustClockRequest.change).
+            let field = match op {
+                ClockOp::SetRemaining { .. } => "set_remaining_ms",
+                _ => "add_ms",
+            };
             return Err(GameError::Invalid(format!(
-                "the change would leave {side} more than {} h on the clock",
+                "{field}: the change would leave {side} more than {} h on the clock",
                 MAX_PERIOD_TIME / 3_600_000
             )));
         }

@@ -1097,3 +1097,65 @@ async fn moves_and_pending_items_carry_their_seq() {
         .seq;
     assert_eq!(g.pending_draw_offer.expect("offer").seq, offered);
 }
+
+/// An arbiter's clock change that passes the field's own limit but would leave more than
+/// a period's longest time (168 h) on the clock is refused naming the field that carried
+/// it, and changes nothing.
+#[tokio::test]
+async fn a_clock_change_beyond_the_longest_period_names_its_field() {
+    let s = start().await;
+    let mut games = GameServiceClient::new(s.channel.clone());
+    games
+        .create_game(req(
+            "arb",
+            pb::CreateGameRequest {
+                time_control: "10m".into(),
+                ..create("adj", "X")
+            },
+        ))
+        .await
+        .expect("create");
+    games
+        .start_game(req(
+            "arb",
+            pb::StartGameRequest {
+                game_id: "adj".into(),
+                expected_seq: 0,
+            },
+        ))
+        .await
+        .expect("start");
+    let adjust = |change| pb::AdjustClockRequest {
+        game_id: "adj".into(),
+        side: pb::Side::White as i32,
+        change: Some(change),
+        reason: "a test".into(),
+        rule: String::new(),
+    };
+    let arbiter = || ArbiterServiceClient::new(s.channel.clone());
+    arbiter()
+        .adjust_clock(req(
+            "arb",
+            adjust(pb::adjust_clock_request::Change::SetRemainingMs(
+                168 * 3_600_000,
+            )),
+        ))
+        .await
+        .expect("the longest period");
+    // The log (the clock's live reading moves on by itself).
+    let before = state(&s, "adj").await.1;
+    let got = arbiter()
+        .adjust_clock(req(
+            "arb",
+            adjust(pb::adjust_clock_request::Change::AddMs(3_600_000)),
+        ))
+        .await
+        .map(drop);
+    refused(
+        "an hour more",
+        got,
+        Code::InvalidArgument,
+        "add_ms: the change would leave",
+    );
+    assert_eq!(state(&s, "adj").await.1, before, "nothing recorded");
+}
