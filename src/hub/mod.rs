@@ -115,6 +115,10 @@ pub struct Hub {
     /// When the previous run last served the store's games (read before this hub first
     /// marked itself alive): a running game loaded now was down from then.
     down_since: Option<u64>,
+    /// Recovery has loaded the unfinished games: from then on the hub marks the service
+    /// alive. A start that fails before (the store cannot list the games) leaves the
+    /// previous run's mark, so the next start still counts the outage from there.
+    serving: std::sync::atomic::AtomicBool,
     next_id: AtomicU64,
     metrics: Arc<Metrics>,
     config: HubConfig,
@@ -169,6 +173,7 @@ impl Hub {
             timeline: Timeline::start(),
             charge_outage,
             down_since,
+            serving: std::sync::atomic::AtomicBool::new(false),
             next_id: AtomicU64::new(0),
             metrics,
             config,
@@ -631,6 +636,7 @@ impl Hub {
     /// Loads `records`' games, a few at a time; returns how many are running.
     async fn resume(self: &Arc<Self>, records: Vec<GameRecord>) -> usize {
         let mut resumed = 0;
+        let mut failed = false;
         let mut running = tokio::task::JoinSet::new();
         let mut records = records.into_iter();
         loop {
@@ -653,10 +659,20 @@ impl Hub {
                 }
                 Ok((Err(HubError::ShuttingDown), _)) => {}
                 Ok((Err(e), id)) => {
+                    failed = true;
                     tracing::error!(game = %id, error = %e, "recovery: game not loaded (a request loads it again)");
                 }
-                Err(e) => tracing::error!(error = %e, "recovery task failed"),
+                Err(e) => {
+                    failed = true;
+                    tracing::error!(error = %e, "recovery task failed");
+                }
             }
+        }
+        // Every running game is served now: mark the service alive from here on. Not
+        // when one could not be loaded: it is not served, and a mark would charge its
+        // side on move for the time until it is (the marks of the previous run stand).
+        if !failed && !self.stopping() {
+            self.serving.store(true, Ordering::Release);
         }
         resumed
     }
@@ -731,7 +747,9 @@ impl Hub {
         while all.recv().await.is_some() {}
         self.games().clear();
         // The instant the games stopped being served: the next run's outages start here.
-        if let Err(e) = self.store.mark_alive(self.now().mono_ms).await {
+        if self.serving.load(Ordering::Acquire)
+            && let Err(e) = self.store.mark_alive(self.now().mono_ms).await
+        {
             tracing::warn!(error = %e, "the stop was not marked: the next start counts the outage from the last mark");
         }
     }
@@ -787,6 +805,9 @@ async fn keep_alive(hub: std::sync::Weak<Hub>) {
         let Some(hub) = hub.upgrade() else { return };
         if hub.stopping() {
             return;
+        }
+        if !hub.serving.load(Ordering::Acquire) {
+            continue;
         }
         if let Err(e) = hub.store.mark_alive(hub.now().mono_ms).await {
             tracing::warn!(error = %e, "service alive mark not written");

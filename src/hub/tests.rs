@@ -109,6 +109,8 @@ mod registry {
     async fn the_outage_starts_when_the_previous_run_stopped() {
         let store = Arc::new(MemoryStore::new());
         let first = Hub::new(store.clone(), false);
+        // Serving once recovery has loaded the (no) unfinished games.
+        assert_eq!(first.recover().await.expect("recovered"), 0);
         let mut settings = GameSettings::new(Variant::Russian);
         settings.time_control = Some("10m".parse().expect("time control"));
         first
@@ -153,6 +155,20 @@ mod registry {
             white <= 600_000 - 300,
             "White's clock after the restart: {white}"
         );
+    }
+
+    /// A start that never served (its recovery did not load the games: here it never
+    /// ran) leaves the previous run's mark, so the next start still counts the outage
+    /// from there and does not charge the downtime before the failed start.
+    #[tokio::test]
+    async fn a_run_that_never_served_leaves_the_previous_mark() {
+        use crate::store::EventStore;
+        let store = Arc::new(MemoryStore::new());
+        store.mark_alive(1_000).await.expect("mark");
+        let hub = Hub::new(store.clone(), false);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        hub.shutdown().await;
+        assert_eq!(store.served_until(), Some(1_000));
     }
 
     /// The game ended in its log but the finished flag was not written (a crash between

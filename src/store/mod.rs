@@ -195,7 +195,8 @@ pub trait EventStore: Send + Sync {
     }
 
     /// Records that the service serves this store's games at `at_ms` (the server's
-    /// timeline): the hub marks every second and once more when it has stopped, so the
+    /// timeline): once its recovery has loaded the running games, the hub marks every
+    /// second and once more when it has stopped, so the
     /// next run knows when this one stopped ([`EventStore::served_until`]). The default
     /// keeps nothing.
     ///
