@@ -471,6 +471,8 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
     let e = &p.event;
     let note = &p.note;
     let clock = note.clock.as_ref().map(reading_pb);
+    // The board's own clock on the message that caused the event (0: no board's).
+    let board_time_ms = e.board_ms.unwrap_or(0);
     let kind = match &e.kind {
         EventKind::GameCreated {
             settings,
@@ -511,12 +513,12 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
                 MoveSource::Snapshot => pb::MoveSource::Snapshot,
                 MoveSource::WrittenClaim => pb::MoveSource::WrittenClaim,
             }) as i32,
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::ClockPressed { side, .. } => Kind::ClockPressed(pb::ClockPressed {
             side: side_pb(*side),
             clock,
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::ClockChanged { op, reason } => match op {
             crate::clock::ClockOp::Pause { .. } => Kind::ClocksPaused(pb::ClocksPaused {
@@ -573,25 +575,25 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             square: *square,
             side: note.side.map_or(0, side_pb),
             binding: *binding,
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
             immovable: *immovable,
         }),
         EventKind::PieceLifted { square } => Kind::PieceLifted(pb::PieceLifted {
             square: *square,
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::PiecePlaced { square } => Kind::PiecePlaced(pb::PiecePlaced {
             square: *square,
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::PieceReleased { square } => Kind::PieceReleased(pb::PieceReleased {
             square: *square,
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::BoardFlooded { per_s, burst } => Kind::BoardFlooded(pb::BoardFlooded {
             messages_per_s: *per_s,
             burst: *burst,
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::BoardHealthChanged {
             board_id,
@@ -604,7 +606,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
         }),
         EventKind::AdjustAnnounced { side } => Kind::AdjustAnnounced(pb::AdjustAnnounced {
             side: side_pb(*side),
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::BoardSnapshot {
             white,
@@ -621,7 +623,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
                 kings: kings.clone().unwrap_or_default(),
                 occupied: Vec::new(),
             }),
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
             matches_official: missing.is_empty()
                 && extra.is_empty()
                 && wrong_colour.is_empty()
@@ -633,7 +635,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
         }),
         EventKind::RemovalComplete { side } => Kind::RemovalComplete(pb::RemovalComplete {
             side: side_pb(*side),
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::DrawOffered { side, timing } => Kind::DrawOffered(pb::DrawOffered {
             side: side_pb(*side),
@@ -654,7 +656,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             OfferResponse::Decline => Kind::DrawOfferDeclined(pb::DrawOfferDeclined {
                 side: side_pb(*side),
                 by_move: *by_move,
-                board_time_ms: e.board_ms.unwrap_or(0),
+                board_time_ms,
             }),
             OfferResponse::Postpone => Kind::DrawOfferPostponed(pb::DrawOfferPostponed {
                 side: side_pb(*side),
@@ -698,7 +700,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             squares: squares.clone(),
             official_fen: note.official_fen.clone().unwrap_or_default(),
             retake_with: retake_with.unwrap_or(0),
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::IrregularityResolved {
             ruling,
@@ -717,18 +719,18 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
                 (None, _) => "the board was put back".into(),
                 (Some(_), given) => given.clone().unwrap_or_default(),
             },
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::Warning { side, reason } => Kind::WarningIssued(pb::WarningIssued {
             side: side_pb(*side),
             reason: reason.clone(),
             count: note.count,
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::DrawConditionReached => Kind::DrawConditionReached(pb::DrawConditionReached {
             mode: pb::DrawMode::Referred as i32,
             description: e.rule.clone().unwrap_or_default(),
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
         EventKind::FortyMoveCountStarted { side } => {
             Kind::FortyMoveCountStarted(pb::FortyMoveCountStarted {
@@ -759,7 +761,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             reason: reason_pb(*reason),
             explanation: text.clone().unwrap_or_default(),
             clock,
-            board_time_ms: e.board_ms.unwrap_or(0),
+            board_time_ms,
         }),
     };
     pb::GameEvent {

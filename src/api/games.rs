@@ -236,10 +236,8 @@ impl pb::game_service_server::GameService for Api {
         let r = checked(req)?;
         // Irreversible: an arbiter names the side (a player's token names its own); the
         // side to move is not guessed, as for a clock press.
-        if matches!(role, Role::Arbiter { .. }) && r.side == pb::Side::Unspecified as i32 {
-            return Err(Status::invalid_argument(
-                "side: SIDE_WHITE or SIDE_BLACK required: an arbiter resigns for a named side",
-            ));
+        if matches!(role, Role::Arbiter { .. }) {
+            convert::side(r.side, "side").map_err(bad)?;
         }
         let pair = self
             .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {

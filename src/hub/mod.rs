@@ -277,17 +277,18 @@ impl Hub {
     /// The viewers' copy of a game with a broadcast delay, built from its log.
     fn public(&self, session: &Session, events: &[GameEvent]) -> Option<Public> {
         let delay = session.settings().broadcast_delay_ms;
-        (delay > 0)
-            .then(|| {
-                let cutoff = self.timeline.now(0).mono_ms.saturating_sub(delay);
-                let now = tokio::time::Instant::now();
-                for e in events.iter().filter(|e| e.at.mono_ms > cutoff) {
-                    let wait = std::time::Duration::from_millis(e.at.mono_ms - cutoff);
-                    self.metrics.delayed(now + wait, 1);
-                }
-                Public::new(events, delay, cutoff)
-            })
-            .flatten()
+        if delay == 0 {
+            return None;
+        }
+        let cutoff = self.timeline.now(0).mono_ms.saturating_sub(delay);
+        let public = Public::new(events, delay, cutoff)?;
+        // The gauge counts what the public copy holds back (never the creation).
+        let now = tokio::time::Instant::now();
+        for e in &public.pending {
+            let wait = std::time::Duration::from_millis(e.at.mono_ms.saturating_sub(cutoff));
+            self.metrics.delayed(now + wait, 1);
+        }
+        Some(public)
     }
 
     /// Puts a game in memory and starts its task; if another request loaded the same

@@ -79,16 +79,13 @@ where
         });
         // grpc-web-text bodies are base64: their framing is not the prefix's (tonic's own
         // size check, behind the translation, still applies to them).
-        let text = req
+        let content_type = req
             .headers()
             .get(http::header::CONTENT_TYPE)
-            .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc-web-text"));
-        let grpc = req
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
+            .map_or(&b""[..], |v| v.as_bytes());
+        let text = content_type.starts_with(b"application/grpc-web-text");
+        let framed = content_type.starts_with(b"application/grpc") && !text;
         let max = if text { usize::MAX } else { self.max_message };
-        let framed = grpc && !text;
         let req = req.map(|body| Body::new(Incoming::new(body, max, framed)));
         // The clone that was made ready serves this call (tower's usual swap).
         let clone = self.inner.clone();
