@@ -42,6 +42,33 @@ pub(super) struct FanoutPlan {
     pub secs: f64,
     /// What the watchers follow.
     pub mode: FanoutMode,
+    /// The server they follow it on.
+    pub server: FanoutServer,
+}
+
+/// The server of a fan-out run.
+pub(super) enum FanoutServer {
+    /// The service on the memory store.
+    Real,
+    /// The fan-out anchor: a bare tonic server that publishes a move captured from the
+    /// service's stream of the run's kind ([`capture`]) at each `SubmitMove` to the
+    /// streams that follow it ([`super::echo`]).
+    Echo {
+        reply: Box<pb::SubmitMoveResponse>,
+        events: Vec<pb::GameEvent>,
+    },
+}
+
+/// What a fan-out run measured of its deliveries.
+pub(super) struct Delivered {
+    /// Publish → receive, ms.
+    pub p50: f64,
+    pub p99: f64,
+    /// The movers' ack p99 with the watchers against without, percent more.
+    pub ack_change: f64,
+    /// Events received by the watchers, and owed to them.
+    pub delivered: usize,
+    pub owed: usize,
 }
 
 /// What a fan-out run's watchers follow.
@@ -77,33 +104,121 @@ struct Seen {
 }
 
 /// Issue 11 item 1: the movers alone, then with the watchers, then alone again.
-pub(super) async fn run(plan: &FanoutPlan, cycle: &Arc<Vec<String>>) -> Result<(), String> {
+pub(super) async fn run(plan: &FanoutPlan, cycle: &Arc<Vec<String>>) -> Result<Delivered, String> {
     if plan.games == 0 || plan.watchers == 0 || plan.connections == 0 {
         return Err("fanout: games, watchers and connections must be at least 1".into());
     }
-    let server = Running::real(Arc::new(MemoryStore::new())).await?;
+    let server = match &plan.server {
+        FanoutServer::Real => Running::real(Arc::new(MemoryStore::new())).await?,
+        FanoutServer::Echo { reply, events } => {
+            Running::echo_fanout(reply.as_ref().clone(), events.clone()).await?
+        }
+    };
     let result = phases(&server, plan, cycle).await;
     let stopped = server.stop().await;
-    result?;
-    stopped
+    let delivered = result?;
+    stopped?;
+    Ok(delivered)
+}
+
+/// A move of the bench's round as a stream of `mode` carries it, and the `SubmitMove`
+/// answer that made it: on the service (memory store), `games` games of the round, each
+/// a few moves in (seqs and clocks of their usual width), then one more move of the
+/// first game while a stream follows the round (`WatchEvent`) or that game
+/// (`WatchGame`).
+pub(super) async fn capture(
+    games: usize,
+    mode: FanoutMode,
+    cycle: &Arc<Vec<String>>,
+) -> Result<(pb::SubmitMoveResponse, Vec<pb::GameEvent>), String> {
+    let server = Running::real(Arc::new(MemoryStore::new())).await?;
+    let url = server.url().to_string();
+    let cycle = cycle.clone();
+    let captured = on_client_thread("bench-capture", move || async move {
+        let mut round = setup(&url, games.max(1), true).await?;
+        for game in &mut round {
+            for _ in 0..4 {
+                game.play(&cycle).await?;
+            }
+        }
+        let mut client = BroadcastServiceClient::new(connect(&url).await?);
+        let stream = match mode {
+            FanoutMode::Round { .. } => {
+                let resume_from = round.iter().map(|g| (g.id.clone(), g.seq)).collect();
+                client
+                    .watch_event(pb::WatchEventRequest {
+                        event: "Bench".into(),
+                        round: "1".into(),
+                        resume_from,
+                        ..Default::default()
+                    })
+                    .await
+            }
+            FanoutMode::Games => {
+                client
+                    .watch_game(pb::WatchGameRequest {
+                        game_id: round[0].id.clone(),
+                        from_seq: round[0].seq,
+                    })
+                    .await
+            }
+        };
+        let mut stream = stream
+            .map_err(|s| format!("capture: watch: {}", s.message()))?
+            .into_inner();
+        let game = &mut round[0];
+        let reply = game
+            .client
+            .submit_move(pb::SubmitMoveRequest {
+                game_id: game.id.clone(),
+                r#move: cycle[game.ply % cycle.len()].clone(),
+                expected_seq: game.seq,
+                side: 0,
+                offer_draw: false,
+            })
+            .await
+            .map_err(|s| format!("capture: SubmitMove: {}", s.message()))?
+            .into_inner();
+        let mut events = Vec::with_capacity(reply.events.len());
+        while events.len() < reply.events.len() {
+            match tokio::time::timeout(Duration::from_secs(5), stream.message()).await {
+                Ok(Ok(Some(e))) => events.push(e),
+                Ok(Ok(None)) => return Err("capture: the round stream ended".into()),
+                Ok(Err(s)) => return Err(format!("capture: the round stream: {}", s.message())),
+                Err(_) => return Err("capture: the move did not reach the round stream".into()),
+            }
+        }
+        Ok((reply, events))
+    })
+    .await;
+    let stopped = server.stop().await;
+    let captured = captured?;
+    stopped?;
+    Ok(captured)
 }
 
 async fn phases(
     server: &Running,
     plan: &FanoutPlan,
     cycle: &Arc<Vec<String>>,
-) -> Result<(), String> {
+) -> Result<Delivered, String> {
     let url = server.url().to_string();
+    let real = matches!(plan.server, FanoutServer::Real);
     let (games, rate, secs) = (plan.games, plan.rate, plan.secs);
     let what = match plan.mode {
         FanoutMode::Games => "WatchGame, one game each".to_string(),
+        FanoutMode::Round { http: 0 } => "WatchEvent, the whole round each".to_string(),
         FanoutMode::Round { http } => {
             format!("WatchEvent, the whole round each; and {http} GET /pdn/Bench/1/stream")
         }
     };
+    let on = match plan.server {
+        FanoutServer::Real => "the service, memory store",
+        FanoutServer::Echo { .. } => "the fan-out echo: bare tonic, a captured move",
+    };
     println!(
         "fanout: {} watchers ({what}) over {} connections on {games} games moving {rate:.1} moves/s \
-         (memory store); {secs:.0} s without, with, without (after a {:.0} s pause)",
+         ({on}); {secs:.0} s without, with, without (after a {:.0} s pause)",
         plan.watchers,
         plan.connections,
         SETTLE.as_secs_f64()
@@ -115,7 +230,7 @@ async fn phases(
     let movers = {
         let (url, cycle) = (url.clone(), cycle.clone());
         on_client_thread("bench-movers", move || async move {
-            let mut games = setup(&url, games, true).await?;
+            let mut games = setup(&url, games, real).await?;
             for phase in 0..3 {
                 if phase > 0 && go.recv().await.is_none() {
                     break;
@@ -134,7 +249,7 @@ async fn phases(
         })
     };
     let Some((before, targets, _)) = phases.recv().await else {
-        return movers.await;
+        return early(movers.await);
     };
     println!("fanout: without watchers: {}", before.summary());
 
@@ -159,7 +274,7 @@ async fn phases(
     let opened = match ready.await {
         Ok(r) => r?,
         // The thread ended before it was ready: its result says why.
-        Err(_) => return watchers.await.map(|_| ()),
+        Err(_) => return early(watchers.await.map(|_| ())),
     };
     println!(
         "fanout: {opened} streams open in {:.2} s",
@@ -168,7 +283,7 @@ async fn phases(
     let _ = go_tx.send(());
     let Some((with, _, stamps)) = phases.recv().await else {
         let _ = stop.send(true);
-        return movers.await;
+        return early(movers.await);
     };
     // Let the last deliveries arrive.
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -181,13 +296,17 @@ async fn phases(
 
     let _ = go_tx.send(());
     let Some((after, _, _)) = phases.recv().await else {
-        return movers.await;
+        return early(movers.await);
     };
     movers.await?;
     println!("fanout: without again:    {}", after.summary());
 
-    report(plan, &before, &with, &after, &seen, &stamps);
-    Ok(())
+    Ok(report(plan, &before, &with, &after, &seen, &stamps))
+}
+
+/// A run that ended before its report: the error that ended it.
+fn early(ended: Result<(), String>) -> Result<Delivered, String> {
+    ended.and(Err("fanout: a client thread stopped early".into()))
 }
 
 fn report(
@@ -197,13 +316,20 @@ fn report(
     after: &OpenSample,
     seen: &Seen,
     stamps: &[Vec<i64>],
-) {
+) -> Delivered {
     // Exact when the watchers divide evenly over the games, as by default.
     let owed = match plan.mode {
         FanoutMode::Games => with.events * plan.watchers / plan.games,
         FanoutMode::Round { .. } => with.events * plan.watchers,
     };
     let delivered = seen.latencies.len();
+    let figures = Delivered {
+        p50: percentile_ms_f64(&seen.latencies, 0.50),
+        p99: percentile_ms_f64(&seen.latencies, 0.99),
+        ack_change: 0.0,
+        delivered,
+        owed,
+    };
     println!(
         "fanout: {delivered} deliveries of {owed} owed ({} resyncs, {} stream errors) in {:.2} s = {:.0} deliveries/s; \
          publish->receive p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms  (target p99 <= 50 ms)",
@@ -211,8 +337,8 @@ fn report(
         seen.errors,
         seen.span.as_secs_f64(),
         delivered as f64 / seen.span.as_secs_f64().max(1e-9),
-        percentile_ms_f64(&seen.latencies, 0.50),
-        percentile_ms_f64(&seen.latencies, 0.99),
+        figures.p50,
+        figures.p99,
         percentile_ms_f64(&seen.latencies, 1.0),
     );
     if let FanoutMode::Round { http } = plan.mode
@@ -255,6 +381,10 @@ fn report(
         p99(after),
         (p99(with) / without.max(1e-9) - 1.0) * 100.0
     );
+    Delivered {
+        ack_change: (p99(with) / without.max(1e-9) - 1.0) * 100.0,
+        ..figures
+    }
 }
 
 fn wall_ms() -> f64 {
@@ -314,7 +444,7 @@ async fn watch_all(
                         let now = Instant::now();
                         first.get_or_insert(now);
                         last = Some(now);
-                        if matches!(event.kind, Some(pb::game_event::Kind::Resync(_))) {
+                        if event.resync.is_some() {
                             resyncs += 1;
                         } else {
                             latencies.push(wall_ms() - event.monotonic_ms as f64);
@@ -370,31 +500,67 @@ async fn open(
     watchers: usize,
     connections: usize,
     mode: FanoutMode,
-) -> Result<Vec<tonic::Streaming<pb::GameEvent>>, String> {
+) -> Result<Vec<tonic::Streaming<Received>>, String> {
     if let FanoutMode::Round { .. } = mode {
         return open_round(url, targets, watchers, connections).await;
     }
-    let mut clients = Vec::with_capacity(connections);
+    let mut channels = Vec::with_capacity(connections);
     for _ in 0..connections {
-        clients.push(BroadcastServiceClient::new(connect(url).await?));
+        channels.push(connect(url).await?);
     }
     let mut calls = Vec::with_capacity(watchers);
     for i in 0..watchers {
-        let mut client = clients[i % connections].clone();
+        let channel = channels[i % connections].clone();
         let (game_id, from_seq) = targets[i % targets.len()].clone();
-        calls.push(tokio::spawn(async move {
-            client
-                .watch_game(pb::WatchGameRequest { game_id, from_seq })
-                .await
-                .map(tonic::Response::into_inner)
-                .map_err(|s| format!("WatchGame: {:?}: {}", s.code(), s.message()))
-        }));
+        calls.push(tokio::spawn(watch(
+            channel,
+            WATCH_GAME,
+            pb::WatchGameRequest { game_id, from_seq },
+        )));
     }
     let mut streams = Vec::with_capacity(watchers);
     for call in calls {
         streams.push(call.await.map_err(|e| format!("watch task: {e}"))??);
     }
     Ok(streams)
+}
+
+const WATCH_GAME: &str = "/draughts.arbiter.v1.BroadcastService/WatchGame";
+const WATCH_EVENT: &str = "/draughts.arbiter.v1.BroadcastService/WatchEvent";
+
+/// What a watcher reads of each message: its seq, its stamp and whether it is a
+/// `Resync` (prost skips the other fields). The watchers of a real display each decode
+/// their own messages on their own device; here one client thread reads all of them,
+/// so it decodes no more than the figures need (a whole `GameEvent` of a round stream
+/// costs this thread about a third more).
+#[derive(Clone, PartialEq, prost::Message)]
+struct Received {
+    #[prost(uint64, tag = "1")]
+    seq: u64,
+    #[prost(int64, tag = "6")]
+    monotonic_ms: i64,
+    #[prost(message, optional, tag = "41")]
+    resync: Option<pb::Resync>,
+}
+
+/// Opens a server stream of `path` on `channel`, read as [`Received`].
+async fn watch<Req: prost::Message + Send + 'static>(
+    channel: tonic::transport::Channel,
+    path: &'static str,
+    request: Req,
+) -> Result<tonic::Streaming<Received>, String> {
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready()
+        .await
+        .map_err(|e| format!("{path}: not ready: {e}"))?;
+    grpc.server_streaming(
+        tonic::Request::new(request),
+        tonic::codegen::http::uri::PathAndQuery::from_static(path),
+        tonic_prost::ProstCodec::<Req, Received>::default(),
+    )
+    .await
+    .map(tonic::Response::into_inner)
+    .map_err(|s| format!("{path}: {:?}: {}", s.code(), s.message()))
 }
 
 /// `watchers` WatchEvent streams of the bench's round, each resuming after the games'
@@ -404,10 +570,10 @@ async fn open_round(
     targets: &[(String, u64)],
     watchers: usize,
     connections: usize,
-) -> Result<Vec<tonic::Streaming<pb::GameEvent>>, String> {
-    let mut clients = Vec::with_capacity(connections);
+) -> Result<Vec<tonic::Streaming<Received>>, String> {
+    let mut channels = Vec::with_capacity(connections);
     for _ in 0..connections {
-        clients.push(BroadcastServiceClient::new(connect(url).await?));
+        channels.push(connect(url).await?);
     }
     let resume_from: std::collections::HashMap<String, u64> = targets.iter().cloned().collect();
     let mut streams = Vec::with_capacity(watchers);
@@ -415,20 +581,17 @@ async fn open_round(
     for batch in (0..watchers).collect::<Vec<_>>().chunks(256) {
         let mut calls = Vec::with_capacity(batch.len());
         for &i in batch {
-            let mut client = clients[i % connections].clone();
-            let resume_from = resume_from.clone();
-            calls.push(tokio::spawn(async move {
-                client
-                    .watch_event(pb::WatchEventRequest {
-                        event: "Bench".into(),
-                        round: "1".into(),
-                        resume_from,
-                        ..Default::default()
-                    })
-                    .await
-                    .map(tonic::Response::into_inner)
-                    .map_err(|s| format!("WatchEvent: {:?}: {}", s.code(), s.message()))
-            }));
+            let request = pb::WatchEventRequest {
+                event: "Bench".into(),
+                round: "1".into(),
+                resume_from: resume_from.clone(),
+                ..Default::default()
+            };
+            calls.push(tokio::spawn(watch(
+                channels[i % connections].clone(),
+                WATCH_EVENT,
+                request,
+            )));
         }
         for call in calls {
             streams.push(call.await.map_err(|e| format!("watch task: {e}"))??);
@@ -536,4 +699,45 @@ fn board_and_plies(record: &[u8]) -> Option<(usize, usize)> {
         .parse()
         .ok()?;
     Some((board, text.matches("[%clock").count()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small run of each kind on each server: every event owed reaches every watcher
+    /// (the anchor's figures mean something only if it does the same work).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_service_and_its_echo_deliver_every_event_to_every_watcher() {
+        let cycle = Arc::new(super::super::shuffle_cycle().expect("the bench's moves"));
+        for mode in [FanoutMode::Games, FanoutMode::Round { http: 2 }] {
+            let plan = |server| FanoutPlan {
+                watchers: 12,
+                games: 3,
+                connections: 2,
+                rate: 30.0,
+                secs: 0.3,
+                mode,
+                server,
+            };
+            let real = run(&plan(FanoutServer::Real), &cycle)
+                .await
+                .expect("service");
+            let (reply, events) = capture(3, mode, &cycle).await.expect("capture");
+            assert!(!events.is_empty() && events.len() == reply.events.len());
+            let echo = run(
+                &plan(FanoutServer::Echo {
+                    reply: Box::new(reply),
+                    events,
+                }),
+                &cycle,
+            )
+            .await
+            .expect("echo");
+            for (what, d) in [("service", &real), ("echo", &echo)] {
+                assert!(d.owed > 0, "{what} {mode:?}: nothing owed");
+                assert_eq!(d.delivered, d.owed, "{what} {mode:?}");
+            }
+        }
+    }
 }

@@ -74,12 +74,37 @@ impl Running {
     /// A bare tonic server answering `GameService.SubmitMove` with `canned` (and nothing
     /// else): the transport's cost alone, on the same socket settings as the service.
     pub(super) async fn echo(canned: pb::SubmitMoveResponse) -> Result<Running, String> {
+        Running::bare(
+            tonic::service::Routes::new(pb::game_service_server::GameServiceServer::new(
+                echo::Echo::new(canned),
+            )),
+            "echo",
+        )
+        .await
+    }
+
+    /// The echo of [`Running::echo`] that also streams `WatchEvent`: each move publishes
+    /// `events` to every stream (the fan-out anchor, see [`super::echo`]).
+    pub(super) async fn echo_fanout(
+        canned: pb::SubmitMoveResponse,
+        events: Vec<pb::GameEvent>,
+    ) -> Result<Running, String> {
+        let fanout = echo::Fanout::new(events);
+        let routes = tonic::service::Routes::new(pb::game_service_server::GameServiceServer::new(
+            echo::Echo::publishing(canned, fanout.clone()),
+        ))
+        .add_service(pb::broadcast_service_server::BroadcastServiceServer::new(
+            echo::EchoBroadcast(fanout),
+        ));
+        Running::bare(routes, "fan-out echo").await
+    }
+
+    async fn bare(routes: tonic::service::Routes, what: &'static str) -> Result<Running, String> {
         let (listener, addr) = bind().await?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let service = pb::game_service_server::GameServiceServer::new(echo::Echo::new(canned));
         let task = tokio::spawn(async move {
             tonic::transport::Server::builder()
-                .add_service(service)
+                .add_routes(routes)
                 .serve_with_incoming_shutdown(
                     TcpIncoming::from(listener).with_nodelay(Some(true)),
                     async {
@@ -87,7 +112,7 @@ impl Running {
                     },
                 )
                 .await
-                .map_err(|e| format!("echo transport: {e}"))
+                .map_err(|e| format!("{what} transport: {e}"))
         });
         Ok(Running {
             url: format!("http://{addr}"),

@@ -15,7 +15,8 @@
 //!   reported as a ratio of it.
 //! - Resident memory per active game: timed games started (clocks running, timers armed)
 //!   in a [`Hub`] over a [`MemoryStore`], `/proc/self/statm` before and after.
-//! - Issue 11: the transport anchor ([`echo`]), fan-out to watchers ([`fanout`]), an
+//! - Issue 11: the transport anchor ([`echo`]), fan-out to watchers ([`fanout`], beside
+//!   its own anchor on the echo), an
 //!   open-loop load on SQLite ([`open_loop`]), CPU per move by game length ([`plies`])
 //!   and flag precision ([`flags`]); `--only` picks parts.
 //! - Issue 13: the restart of the real binary on a log of 20,000 games ([`restart`]).
@@ -77,10 +78,12 @@ pub enum BenchPart {
     Submit,
     /// The transport anchor: the service (memory) against a bare echo server.
     Anchor,
-    /// Watchers: deliveries/s, publish-to-receive latency, ack latency with and without.
+    /// Watchers: deliveries/s, publish-to-receive latency, ack latency with and without;
+    /// then the same on a bare tonic server publishing the same bytes (the anchor).
     Fanout,
     /// Broadcast: the fan-out with every watcher on the whole round (WatchEvent) and
-    /// relays on the HTTP PDN stream.
+    /// relays on the HTTP PDN stream; then WatchEvent alone on the bare tonic anchor and
+    /// on the service.
     Broadcast,
     /// Open-loop SubmitMove on SQLite at a fixed rate.
     Open,
@@ -272,21 +275,34 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
             rate: args.fanout_rate,
             secs: args.fanout_secs,
             mode: fanout::FanoutMode::Games,
+            server: fanout::FanoutServer::Real,
         };
-        fanout::run(&plan, &cycle).await?;
+        let service = fanout::run(&plan, &cycle).await?;
+        let (reply, events) =
+            fanout::capture(args.watched_games, fanout::FanoutMode::Games, &cycle).await?;
+        let size: usize = events.iter().map(prost::Message::encoded_len).sum();
+        let anchor = fanout::run(
+            &fanout::FanoutPlan {
+                server: fanout::FanoutServer::Echo {
+                    reply: Box::new(reply),
+                    events,
+                },
+                ..plan
+            },
+            &cycle,
+        )
+        .await?;
+        print_anchor(
+            "fanout",
+            "WatchGame",
+            args.watchers,
+            size,
+            &service,
+            &anchor,
+        );
     }
     if args.wants(BenchPart::Broadcast) {
-        let plan = fanout::FanoutPlan {
-            watchers: args.round_watchers,
-            games: args.watched_games,
-            connections: args.watch_connections,
-            rate: args.broadcast_rate,
-            secs: args.fanout_secs,
-            mode: fanout::FanoutMode::Round {
-                http: args.pdn_streams,
-            },
-        };
-        fanout::run(&plan, &cycle).await?;
+        broadcast(args, &cycle).await?;
     }
     if args.wants(BenchPart::Open) {
         open_loop::sqlite_run(
@@ -352,6 +368,76 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
         load_average()
     );
     Ok(())
+}
+
+/// Issue 14's fan-out: the round to `--round-watchers` WatchEvent streams and
+/// `--pdn-streams` HTTP PDN streams; then its anchor, the WatchEvent streams alone on a
+/// bare tonic server publishing a captured move ([`echo`]) against the same on the
+/// service.
+async fn broadcast(args: &BenchArgs, cycle: &Arc<Vec<String>>) -> Result<(), String> {
+    let plan = |mode, server| fanout::FanoutPlan {
+        watchers: args.round_watchers,
+        games: args.watched_games,
+        connections: args.watch_connections,
+        rate: args.broadcast_rate,
+        secs: args.fanout_secs,
+        mode,
+        server,
+    };
+    let http = args.pdn_streams;
+    let real = || fanout::FanoutServer::Real;
+    fanout::run(&plan(fanout::FanoutMode::Round { http }, real()), cycle).await?;
+    let only = fanout::FanoutMode::Round { http: 0 };
+    let (reply, events) = fanout::capture(args.watched_games, only, cycle).await?;
+    let size: usize = events.iter().map(prost::Message::encoded_len).sum();
+    let anchor = fanout::run(
+        &plan(
+            only,
+            fanout::FanoutServer::Echo {
+                reply: Box::new(reply),
+                events,
+            },
+        ),
+        cycle,
+    )
+    .await?;
+    let service = fanout::run(&plan(only, real()), cycle).await?;
+    print_anchor(
+        "broadcast",
+        "WatchEvent",
+        args.round_watchers,
+        size,
+        &service,
+        &anchor,
+    );
+    Ok(())
+}
+
+/// A fan-out run on the service beside the same on the bare tonic echo.
+fn print_anchor(
+    part: &str,
+    rpc: &str,
+    watchers: usize,
+    size: usize,
+    service: &fanout::Delivered,
+    anchor: &fanout::Delivered,
+) {
+    println!(
+        "{part} anchor: {watchers} {rpc} streams, a move = {size} bytes of events: publish->receive \
+         p50 {:.2} / p99 {:.2} ms and ack p99 {:+.0}% on the service; p50 {:.2} / p99 {:.2} ms and \
+         ack p99 {:+.0}% on a bare tonic server publishing the same bytes ({} and {} of {} events \
+         delivered); service p99 / bare p99 = {:.2}",
+        service.p50,
+        service.p99,
+        service.ack_change,
+        anchor.p50,
+        anchor.p99,
+        anchor.ack_change,
+        service.delivered,
+        anchor.delivered,
+        service.owed,
+        service.p99 / anchor.p99.max(1e-9),
+    );
 }
 
 /// The closed-loop lines of issue 6 and the durability cost of issue 11 (item 3).
