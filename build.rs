@@ -35,5 +35,47 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &[PathBuf::from(proto)],
             &[PathBuf::from("proto"), well_known],
         )?;
+    broadcast_server();
     Ok(())
+}
+
+/// The server side of `BroadcastService` once more, by hand, with the same routes and
+/// messages on the wire: its watch streams yield `crate::api::frame::EventFrame` (a
+/// `GameEvent`, or one encoded once for every stream of a round that sends it as it is)
+/// where the generated one yields `GameEvent`. Written to
+/// `$OUT_DIR/draughts.arbiter.v1.BroadcastService.rs`, included by `src/api/frame.rs`;
+/// the routes are the proto's (`tests/it/round_stream.rs` and the others call them with
+/// the generated client).
+fn broadcast_server() {
+    use tonic_build::manual::{Builder, Method, Service};
+    let stream = |name: &str, route: &str, input: &str| {
+        Method::builder()
+            .name(name)
+            .route_name(route)
+            .input_type(format!("crate::api::pb::{input}"))
+            .output_type("crate::api::frame::EventFrame")
+            .codec_path("crate::api::frame::FrameCodec")
+            .server_streaming()
+            .build()
+    };
+    let service = Service::builder()
+        .name("BroadcastService")
+        .package("draughts.arbiter.v1")
+        .comment("`BroadcastService` (see the proto), its streams of `EventFrame`.")
+        .method(stream("watch_game", "WatchGame", "WatchGameRequest"))
+        .method(stream("watch_event", "WatchEvent", "WatchEventRequest"))
+        .method(
+            Method::builder()
+                .name("export_pdn")
+                .route_name("ExportPdn")
+                .input_type("crate::api::pb::ExportPdnRequest")
+                .output_type("crate::api::pb::ExportPdnResponse")
+                .codec_path("crate::api::codec::ProtoCodec")
+                .build(),
+        )
+        .build();
+    Builder::new()
+        .build_client(false)
+        .build_transport(false)
+        .compile(&[service]);
 }

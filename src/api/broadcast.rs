@@ -4,12 +4,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use futures_util::future::Either;
-use tokio_stream::Stream;
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
 use super::auth::{Role, audience, round_audience};
 use super::cursor::Cursor;
 use super::error::status;
+use super::frame::{BroadcastService, EventFrame};
 use super::pb;
 use super::round_feed::{self, RoundStream};
 use super::service::Api;
@@ -21,10 +22,10 @@ use crate::hub::{GameMeta, HubError};
 use crate::notation::pdn::{PdnGame, write_games};
 use crate::store::GameFilter;
 
-type EventStream = Pin<Box<dyn Stream<Item = Result<pb::GameEvent, Status>> + Send>>;
+type EventStream = Pin<Box<dyn Stream<Item = Result<EventFrame, Status>> + Send>>;
 
 #[tonic::async_trait]
-impl pb::broadcast_service_server::BroadcastService for Api {
+impl BroadcastService for Api {
     type WatchGameStream = EventStream;
     type WatchEventStream = EventStream;
 
@@ -40,7 +41,9 @@ impl pb::broadcast_service_server::BroadcastService for Api {
             .await
             .map_err(|e| status(&e))?;
         let stream = super::watch::watch(self.hub().metrics(), watch);
-        Ok(Response::new(Box::pin(stream)))
+        Ok(Response::new(Box::pin(
+            stream.map(|e| e.map(EventFrame::from)),
+        )))
     }
 
     async fn watch_event(
@@ -74,7 +77,7 @@ impl Api {
         role: Role,
         r: pb::WatchEventRequest,
         kind: WatchKind,
-    ) -> Result<impl Stream<Item = Result<pb::GameEvent, Status>> + Send + use<>, Status> {
+    ) -> Result<impl Stream<Item = Result<EventFrame, Status>> + Send + use<>, Status> {
         let filter = GameFilter {
             event: Some(r.event.clone()),
             round: (!r.round.is_empty()).then(|| r.round.clone()),
@@ -129,10 +132,9 @@ impl Api {
             watches,
             created,
         };
-        Ok(Either::Right(super::watch::watch_round(
-            self.hub().clone(),
-            round,
-        )))
+        Ok(Either::Right(
+            super::watch::watch_round(self.hub().clone(), round).map(|e| e.map(EventFrame::from)),
+        ))
     }
 
     /// The PDN text of a checked `ExportPdnRequest` as `role` may see it.

@@ -38,7 +38,7 @@ where
     }
 
     fn decoder(&mut self) -> Self::Decoder {
-        ProtoDecoder { _pd: PhantomData }
+        ProtoDecoder::default()
     }
 }
 
@@ -46,6 +46,12 @@ where
 #[derive(Debug, Clone, Copy)]
 pub struct ProtoDecoder<U> {
     _pd: PhantomData<U>,
+}
+
+impl<U> Default for ProtoDecoder<U> {
+    fn default() -> Self {
+        ProtoDecoder { _pd: PhantomData }
+    }
 }
 
 impl<U: Message + Default> Decoder for ProtoDecoder<U> {

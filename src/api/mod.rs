@@ -20,6 +20,7 @@ pub mod codec;
 pub mod convert;
 pub mod cursor;
 mod error;
+pub mod frame;
 mod games;
 pub mod pb;
 pub mod pdn;

@@ -10,8 +10,9 @@
 //! A stream keeps its own standing (the last seq sent of each game, in its order) and
 //! takes from the feed what continues it: an event already sent is skipped, a gap is
 //! filled from the game first. While its standing is the feed's, it sends the feed's
-//! message as it is; otherwise it puts its own cursor in, and it is back in step as soon
-//! as its cursor equals the feed's (the message on the wire is the same either way). A
+//! message as it is, encoded by the feed once for all of them (`frame.rs`); otherwise it
+//! puts its own cursor in, and it is back in step as soon as its cursor equals the
+//! feed's (the message on the wire is the same either way). A
 //! stream that falls behind the channel catches up game by game: the live audience gets
 //! each game's `Resync`, the public the events it missed from the log (a snapshot would
 //! show it the game past the delay).
@@ -35,6 +36,7 @@ use tonic::Status;
 use super::auth::Role;
 use super::convert::resync_pb;
 use super::error::status;
+use super::frame::{Encoded, EventFrame};
 use super::pb;
 use super::watch::{Standing, count, join, joining, next_pb};
 use crate::hub::metrics::WatchKind;
@@ -76,18 +78,16 @@ pub(super) struct FeedItem {
     /// The game's index in the feed's order.
     game: usize,
     game_id: Arc<str>,
-    what: What,
+    what: What<Arc<Encoded>>,
 }
 
+/// An item of a game's stream to its feed (`M`: the message without its cursor), and of
+/// the feed to its streams (`M`: with the feed's cursor, encoded once for every stream
+/// that sends it as it is).
 #[derive(Debug)]
-enum What {
-    /// The next event of the game, or its `Resync` (the feed fell behind it), with the
-    /// feed's cursor after it.
-    Message {
-        seq: u64,
-        resync: bool,
-        message: Box<pb::GameEvent>,
-    },
+enum What<M> {
+    /// The next event of the game, or its `Resync` (the feed fell behind it).
+    Message { seq: u64, resync: bool, message: M },
     /// The game is over; its final event came before.
     End,
     /// The feed stops: every stream on it ends with this.
@@ -132,7 +132,7 @@ impl Feed {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn publish(&self, game: usize, what: What) {
+    fn publish(&self, game: usize, what: What<Box<pb::GameEvent>>) {
         let mut state = self.lock();
         let what = match what {
             What::Message {
@@ -145,7 +145,7 @@ impl Feed {
                 What::Message {
                     seq,
                     resync,
-                    message,
+                    message: Encoded::new(*message),
                 }
             }
             What::End => {
@@ -222,7 +222,7 @@ impl Feeds {
     }
 }
 
-type GameStream = Pin<Box<dyn Stream<Item = (usize, What)> + Send>>;
+type GameStream = Pin<Box<dyn Stream<Item = (usize, What<Box<pb::GameEvent>>)> + Send>>;
 
 /// One game's watch as the feed takes it: its messages, then its end or its failure.
 fn game_stream(game: usize, mut w: crate::hub::Watch) -> GameStream {
@@ -265,7 +265,7 @@ async fn watch_now(
 /// What woke a feed.
 enum Wake {
     Stop,
-    Item(usize, What),
+    Item(usize, What<Box<pb::GameEvent>>),
     Created(Result<Arc<GameMeta>, broadcast::error::RecvError>),
     Check,
 }
@@ -430,11 +430,16 @@ impl Follower {
                 None => return Ok(None),
             },
         };
+        self.place(feed_index, i);
+        Ok(Some(i))
+    }
+
+    /// Notes that the feed's game `feed_index` is the stream's game `i`.
+    fn place(&mut self, feed_index: usize, i: usize) {
         if self.by_feed.len() <= feed_index {
             self.by_feed.resize(feed_index + 1, usize::MAX);
         }
         self.by_feed[feed_index] = i;
-        Ok(Some(i))
     }
 
     /// Adds a game at `from`; `None` for a game quarantined as it loads.
@@ -455,7 +460,7 @@ impl Follower {
 
     /// The messages that take game `i` from where the stream stands to `until`, from the
     /// game's watch (its log, then what it holds), each with the stream's cursor.
-    async fn catch_up(&mut self, i: usize, until: u64) -> Result<Vec<pb::GameEvent>, Status> {
+    async fn catch_up(&mut self, i: usize, until: u64) -> Result<Vec<EventFrame>, Status> {
         let from = self.standing.seq(i);
         let mut out = Vec::new();
         if from >= until {
@@ -469,7 +474,7 @@ impl Follower {
                 Some(Ok(mut e)) => {
                     self.standing.set(i, e.seq);
                     e.cursor = self.standing.cursor();
-                    out.push(e);
+                    out.push(e.into());
                 }
                 Some(Err(s)) => return Err(s),
                 None => break,
@@ -486,7 +491,7 @@ impl Follower {
         &mut self,
         state: &FeedState,
         retained: &[Arc<FeedItem>],
-    ) -> Result<Vec<pb::GameEvent>, Status> {
+    ) -> Result<Vec<EventFrame>, Status> {
         let mut first: HashMap<usize, (u64, bool)> = HashMap::new();
         let mut kept = vec![false; state.ids.len()];
         for item in retained {
@@ -514,7 +519,7 @@ impl Follower {
                         if let Some(mut e) = self.resync(i).await? {
                             self.standing.set(i, self.standing.seq(i).max(e.seq));
                             e.cursor = self.standing.cursor();
-                            out.push(e);
+                            out.push(e.into());
                         }
                     }
                     Audience::Public => out.extend(self.catch_up(i, target).await?),
@@ -553,10 +558,12 @@ impl Follower {
 
 /// What a stream does with one item of its feed.
 enum Step {
-    Send(Vec<pb::GameEvent>),
+    Send(Vec<EventFrame>),
+    /// The feed's message as it is (the common case: no allocation).
+    One(EventFrame),
     Skip,
     Fail(Status),
-    SendThenFail(Vec<pb::GameEvent>, Status),
+    SendThenFail(Vec<EventFrame>, Status),
 }
 
 /// A round stream on its round's feed: the games listed now, each from where the
@@ -573,7 +580,7 @@ pub(super) async fn open(
     feeds: &Arc<Feeds>,
     req: RoundStream,
     froms: &(dyn Fn(&[GameMeta]) -> Vec<u64> + Sync),
-) -> Result<impl Stream<Item = Result<pb::GameEvent, Status>> + Send + use<>, Status> {
+) -> Result<impl Stream<Item = Result<EventFrame, Status>> + Send + use<>, Status> {
     let key = FeedKey {
         event: req.event.clone(),
         round: req.round.clone(),
@@ -605,11 +612,15 @@ pub(super) async fn open(
     // ended there.
     let mut targets = Vec::with_capacity(metas.len());
     for (m, from) in metas.iter().zip(froms) {
-        if follower.add(&m.id, from).await?.is_some() {
-            targets.push(match state.standing.index_of(&m.id) {
+        if let Some(i) = follower.add(&m.id, from).await? {
+            let f = state.standing.index_of(&m.id);
+            targets.push(match f {
                 Some(f) => (state.standing.seq(f), state.ended[f]),
                 None => (0, false),
             });
+            if let Some(f) = f {
+                follower.place(f, i);
+            }
         }
     }
     let open = hub.metrics().watcher(req.kind);
@@ -622,7 +633,7 @@ pub(super) async fn open(
             match follower.catch_up(i, until).await {
                 Ok(messages) => {
                     for e in messages {
-                        count(&metrics, kind, &e);
+                        count(&metrics, kind, e.message());
                         yield Ok(e);
                     }
                 }
@@ -637,16 +648,22 @@ pub(super) async fn open(
         // they are.
         let mut in_step = false;
         while !follower.finished() {
+            // The feed first: shutdown also reaches the stream through it (the feed's
+            // failure), and 10,000 streams each looking at the hub's one stop signal
+            // at every message contend for its lock.
             let item = tokio::select! {
                 biased;
+                item = rx.recv() => item,
                 () = &mut stopped => {
                     yield Err(status(&HubError::ShuttingDown));
                     return;
                 }
-                item = rx.recv() => item,
             };
             let step = match item {
-                Ok(item) => take(&mut follower, &item, &mut in_step).await,
+                Ok(item) => match in_step_next(&mut follower, &item, in_step) {
+                    Some(step) => step,
+                    None => take(&mut follower, &item, &mut in_step).await,
+                },
                 Err(broadcast::error::RecvError::Lagged(_)) => {
                     in_step = false;
                     lagged(&mut follower, &feed, &mut rx, &mut in_step).await
@@ -659,9 +676,13 @@ pub(super) async fn open(
             match step {
                 Step::Send(messages) => {
                     for e in messages {
-                        count(&metrics, kind, &e);
+                        count(&metrics, kind, e.message());
                         yield Ok(e);
                     }
+                }
+                Step::One(e) => {
+                    count(&metrics, kind, e.message());
+                    yield Ok(e);
                 }
                 Step::Skip => {}
                 Step::Fail(s) => {
@@ -670,7 +691,7 @@ pub(super) async fn open(
                 }
                 Step::SendThenFail(messages, s) => {
                     for e in messages {
-                        count(&metrics, kind, &e);
+                        count(&metrics, kind, e.message());
                         yield Ok(e);
                     }
                     yield Err(s);
@@ -710,6 +731,7 @@ async fn lagged(
     for item in &retained {
         match take(follower, item, in_step).await {
             Step::Send(messages) => out.extend(messages),
+            Step::One(e) => out.push(e),
             Step::Skip => {}
             // What was ready goes first; the failure then ends the stream.
             Step::Fail(s) => return Step::SendThenFail(out, s),
@@ -762,17 +784,44 @@ async fn take(follower: &mut Follower, item: &FeedItem, in_step: &mut bool) -> S
     }
     follower.standing.set(i, seq);
     if *in_step {
-        out.push(message.as_ref().clone());
+        out.push(EventFrame::Shared(message.clone()));
     } else {
         let cursor = follower.standing.cursor();
-        if cursor == message.cursor {
+        if cursor == message.message().cursor {
             *in_step = true;
-            out.push(message.as_ref().clone());
+            out.push(EventFrame::Shared(message.clone()));
         } else {
-            let mut own = message.as_ref().clone();
+            let mut own = message.message().clone();
             own.cursor = cursor;
-            out.push(own);
+            out.push(own.into());
         }
     }
     Step::Send(out)
+}
+
+/// [`take`] without waiting, for the common case: a stream in step with its feed gets
+/// the next message of a game it has, and sends it as it is. `None`: anything else
+/// (not in step, a game to add, a gap, a resync, an end), for [`take`].
+fn in_step_next(follower: &mut Follower, item: &FeedItem, in_step: bool) -> Option<Step> {
+    let What::Message {
+        seq,
+        resync: false,
+        message,
+    } = &item.what
+    else {
+        return None;
+    };
+    let i = match follower.by_feed.get(item.game) {
+        Some(&i) if in_step && i != usize::MAX => i,
+        _ => return None,
+    };
+    let stands = follower.standing.seq(i);
+    if *seq <= stands {
+        return Some(Step::Skip);
+    }
+    if *seq != stands + 1 {
+        return None;
+    }
+    follower.standing.set(i, *seq);
+    Some(Step::One(EventFrame::Shared(message.clone())))
 }

@@ -338,10 +338,10 @@ async fn serve_grpc(
             api.clone(),
         )
         .max_decoding_message_size(max)))
-        .add_service(web(
-            pb::broadcast_service_server::BroadcastServiceServer::new(api.clone())
-                .max_decoding_message_size(max),
-        ))
+        .add_service(web(crate::api::frame::BroadcastServiceServer::new(
+            api.clone(),
+        )
+        .max_decoding_message_size(max)))
         .clone()
         .routes();
     // The HTTP routes beside the services; anything else is a gRPC call to a method that

@@ -15,6 +15,7 @@ use tokio_stream::{Stream, StreamExt};
 use super::{TEXT, authorization, refusal};
 use crate::api::Api;
 use crate::api::auth::Role;
+use crate::api::frame::EventFrame;
 use crate::api::pb;
 use crate::api::validate::Check;
 use crate::hub::metrics::WatchKind;
@@ -154,7 +155,7 @@ fn follow(
     role: Role,
     first: String,
     mut sent: HashMap<String, Arc<str>>,
-    events: impl Stream<Item = Result<pb::GameEvent, tonic::Status>> + Send + 'static,
+    events: impl Stream<Item = Result<EventFrame, tonic::Status>> + Send + 'static,
 ) -> impl Stream<Item = Result<String, std::io::Error>> + Send + 'static {
     stream! {
         let metrics = api.hub().metrics().clone();
@@ -171,7 +172,7 @@ fn follow(
             while let Some(i) = item.take() {
                 match i {
                     Ok(e) => {
-                        changed.insert(e.game_id);
+                        changed.insert(e.message().game_id.clone());
                     }
                     Err(e) => {
                         tracing::debug!(error = %e, "pdn stream ends");

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use draughts_arbiter::api::Api;
 use draughts_arbiter::api::auth::{Role, TokenConfig, Tokens};
+use draughts_arbiter::api::frame::BroadcastService;
 use draughts_arbiter::api::pb;
-use draughts_arbiter::api::pb::broadcast_service_server::BroadcastService;
 use draughts_arbiter::api::pb::game_service_server::GameService;
 use draughts_arbiter::hub::Hub;
 use draughts_arbiter::rules::Color;
@@ -259,10 +259,10 @@ async fn every_read_rpc_holds_the_move_back_from_the_public() {
 
 /// The instant a stream delivers its first move.
 async fn first_move_at(
-    mut s: impl tokio_stream::Stream<Item = Result<pb::GameEvent, tonic::Status>> + Unpin,
+    mut s: impl tokio_stream::Stream<Item = Result<impl Into<pb::GameEvent>, tonic::Status>> + Unpin,
 ) -> Instant {
     loop {
-        let e = s.next().await.expect("open").expect("event");
+        let e: pb::GameEvent = s.next().await.expect("open").expect("event").into();
         if matches!(e.kind, Some(pb::game_event::Kind::MovePlayed(_))) {
             return Instant::now();
         }

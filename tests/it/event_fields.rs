@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use draughts_arbiter::api::Api;
 use draughts_arbiter::api::auth::Tokens;
+use draughts_arbiter::api::frame::BroadcastService;
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::arbiter_service_server::ArbiterService;
-use draughts_arbiter::api::pb::broadcast_service_server::BroadcastService;
 use draughts_arbiter::api::pb::game_service_server::GameService;
 use draughts_arbiter::game::{Actor, BoardInput, Command, Occupancy};
 use draughts_arbiter::hub::Hub;
@@ -183,7 +183,10 @@ impl T {
             .expect("watch")
             .into_inner();
         let items: Vec<_> = stream.collect().await;
-        items.into_iter().map(|i| i.expect("event")).collect()
+        items
+            .into_iter()
+            .map(|i| i.expect("event").into())
+            .collect()
     }
 }
 

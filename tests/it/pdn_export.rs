@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use draughts_arbiter::api::Api;
 use draughts_arbiter::api::auth::Tokens;
+use draughts_arbiter::api::frame::BroadcastService;
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::arbiter_service_server::ArbiterService;
-use draughts_arbiter::api::pb::broadcast_service_server::BroadcastService;
 use draughts_arbiter::api::pb::game_service_server::GameService;
 use draughts_arbiter::api::pb::rules_service_server::RulesService;
 use draughts_arbiter::clock::{PdnTimeControl, TimeControl};

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use draughts_arbiter::api::Api;
 use draughts_arbiter::api::auth::Tokens;
+use draughts_arbiter::api::frame::BroadcastService;
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::broadcast_service_client::BroadcastServiceClient;
-use draughts_arbiter::api::pb::broadcast_service_server::BroadcastService;
 use draughts_arbiter::api::pb::game_service_client::GameServiceClient;
 use draughts_arbiter::api::pb::game_service_server::GameService;
 use draughts_arbiter::hub::metrics::Metrics;
@@ -111,13 +111,15 @@ impl Seen {
     }
 }
 
-async fn next<S>(s: &mut S) -> Option<Result<pb::GameEvent, Status>>
+async fn next<S, T>(s: &mut S) -> Option<Result<pb::GameEvent, Status>>
 where
-    S: Stream<Item = Result<pb::GameEvent, Status>> + Unpin,
+    S: Stream<Item = Result<T, Status>> + Unpin,
+    T: Into<pb::GameEvent>,
 {
     tokio::time::timeout(Duration::from_secs(10), s.next())
         .await
         .expect("a message or the end within 10 s")
+        .map(|r| r.map(Into::into))
 }
 
 /// Four games move at once while a display follows the round; it drops its stream
