@@ -648,9 +648,14 @@ pub(super) async fn open(
         // they are.
         let mut in_step = false;
         while !follower.finished() {
-            // The feed first: shutdown also reaches the stream through it (the feed's
-            // failure), and 10,000 streams each looking at the hub's one stop signal
-            // at every message contend for its lock.
+            // The feed first, and the stop signal's lock-free flag at each message:
+            // 10,000 streams polling the signal itself at every message contend for its
+            // lock. (Shutdown also reaches the stream through the feed's failure, but
+            // only after what is queued before it.)
+            if follower.hub.stopping() {
+                yield Err(status(&HubError::ShuttingDown));
+                return;
+            }
             let item = tokio::select! {
                 biased;
                 item = rx.recv() => item,

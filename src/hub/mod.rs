@@ -125,6 +125,9 @@ pub struct Hub {
     /// Watchers of all games, for [`HubConfig::max_watchers`].
     watchers: Arc<std::sync::atomic::AtomicUsize>,
     stop: signal::Sender<bool>,
+    /// The same as `stop`, read without a lock (10,000 round streams look at it at every
+    /// message).
+    stopping: std::sync::atomic::AtomicBool,
     /// Each task holds a clone; `None` once shutting down (no new tasks).
     alive: Mutex<Option<mpsc::Sender<()>>>,
     all_stopped: tokio::sync::Mutex<mpsc::Receiver<()>>,
@@ -179,6 +182,7 @@ impl Hub {
             config,
             watchers: Arc::default(),
             stop: signal::channel(false).0,
+            stopping: std::sync::atomic::AtomicBool::new(false),
             alive: Mutex::new(Some(alive)),
             all_stopped: tokio::sync::Mutex::new(all_stopped),
             quarantined: Mutex::new(BTreeMap::new()),
@@ -721,7 +725,7 @@ impl Hub {
 
     /// Whether shutdown has begun.
     pub fn stopping(&self) -> bool {
-        *self.stop.borrow()
+        self.stopping.load(Ordering::Acquire)
     }
 
     /// Resolves once shutdown has begun (for streams that must end then).
@@ -735,6 +739,7 @@ impl Hub {
     /// Begins shutdown without waiting: no new games or commands; every task stops after
     /// the command it is committing and ends its watchers' streams.
     pub fn begin_shutdown(&self) {
+        self.stopping.store(true, Ordering::Release);
         self.stop.send_replace(true);
         self.alive.lock().unwrap_or_else(|p| p.into_inner()).take();
     }

@@ -725,11 +725,19 @@ mod tests {
                 .expect("service");
             let (reply, events) = capture(3, mode, &cycle).await.expect("capture");
             assert!(!events.is_empty() && events.len() == reply.events.len());
+            // The echo serves no HTTP: its runs follow the round on WatchEvent alone.
+            let echo_mode = match mode {
+                FanoutMode::Round { .. } => FanoutMode::Round { http: 0 },
+                FanoutMode::Games => FanoutMode::Games,
+            };
             let echo = run(
-                &plan(FanoutServer::Echo {
-                    reply: Box::new(reply),
-                    events,
-                }),
+                &FanoutPlan {
+                    mode: echo_mode,
+                    ..plan(FanoutServer::Echo {
+                        reply: Box::new(reply),
+                        events,
+                    })
+                },
                 &cycle,
             )
             .await

@@ -425,8 +425,8 @@ fn print_anchor(
     println!(
         "{part} anchor: {watchers} {rpc} streams, a move = {size} bytes of events: publish->receive \
          p50 {:.2} / p99 {:.2} ms and ack p99 {:+.0}% on the service; p50 {:.2} / p99 {:.2} ms and \
-         ack p99 {:+.0}% on a bare tonic server publishing the same bytes ({} and {} of {} events \
-         delivered); service p99 / bare p99 = {:.2}",
+         ack p99 {:+.0}% on a bare tonic server publishing the same bytes ({} of {} and {} of {} \
+         events delivered); service p99 / bare p99 = {:.2}",
         service.p50,
         service.p99,
         service.ack_change,
@@ -434,8 +434,9 @@ fn print_anchor(
         anchor.p99,
         anchor.ack_change,
         service.delivered,
-        anchor.delivered,
         service.owed,
+        anchor.delivered,
+        anchor.owed,
         service.p99 / anchor.p99.max(1e-9),
     );
 }
