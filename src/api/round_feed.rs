@@ -399,6 +399,8 @@ struct Followed {
 /// The stream's side: its games and where it stands in each.
 struct Follower {
     hub: Arc<Hub>,
+    /// The feed it follows (its games' order).
+    feed: Arc<Feed>,
     role: Role,
     audience: Audience,
     standing: Standing,
@@ -417,12 +419,37 @@ impl Follower {
     }
 
     /// The stream's index of a game of the feed, adding it (from its start) if new.
+    ///
+    /// The feed's games before it that the stream does not have yet (created in the
+    /// round since the stream opened) join first, in the feed's order, whichever of
+    /// them the feed published first: the stream's order, and so its cursor, stays the
+    /// feed's. (A cursor listing two of them the other way round would resume the one
+    /// it misplaced from its start, and the stream would never be in step again.)
     async fn game(&mut self, feed_index: usize, id: &Arc<str>) -> Result<Option<usize>, Status> {
         if let Some(&i) = self.by_feed.get(feed_index)
             && i != usize::MAX
         {
             return Ok(Some(i));
         }
+        let earlier: Vec<(usize, Arc<str>)> = {
+            let state = self.feed.lock();
+            state
+                .ids
+                .iter()
+                .take(feed_index)
+                .enumerate()
+                .filter(|&(f, _)| self.by_feed.get(f).is_none_or(|&i| i == usize::MAX))
+                .map(|(f, id)| (f, id.clone()))
+                .collect()
+        };
+        for (f, id) in earlier {
+            self.join_at(f, &id).await?;
+        }
+        self.join_at(feed_index, id).await
+    }
+
+    /// The feed's game `feed_index` on the stream: found, or added from its start.
+    async fn join_at(&mut self, feed_index: usize, id: &str) -> Result<Option<usize>, Status> {
         let i = match self.standing.index_of(id) {
             Some(i) => i,
             None => match self.add(id, 0).await? {
@@ -602,6 +629,7 @@ pub(super) async fn open(
     let froms = froms(&metas);
     let mut follower = Follower {
         hub: hub.clone(),
+        feed: feed.clone(),
         role: req.role,
         audience: req.audience,
         standing: Standing::new(&req.event, &req.round),
@@ -829,4 +857,92 @@ fn in_step_next(follower: &mut Follower, item: &FeedItem, in_step: bool) -> Opti
     }
     follower.standing.set(i, *seq);
     Some(Step::One(EventFrame::Shared(message.clone())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::cursor::Cursor;
+    use crate::game::{Actor, GameSettings};
+    use crate::rules::Variant;
+    use crate::store::MemoryStore;
+
+    /// Two games join the round while a stream is open, and the feed publishes the later
+    /// one's first message first: the stream still lists them in the feed's order, so
+    /// its cursor is the feed's (before, it listed them as their messages came, and a
+    /// resume from its cursor replayed the misplaced game from its start).
+    #[tokio::test]
+    async fn games_that_join_keep_the_feeds_order() {
+        let hub = Hub::new(Arc::new(MemoryStore::new()), false);
+        for id in ["a", "b", "c"] {
+            let meta = GameMeta {
+                id: id.into(),
+                event: "E".into(),
+                round: "1".into(),
+                ..GameMeta::default()
+            };
+            hub.create(
+                meta,
+                GameSettings::new(Variant::Russian),
+                None,
+                Actor::Arbiter("x".into()),
+            )
+            .await
+            .expect("created");
+        }
+        let key = FeedKey {
+            event: "E".into(),
+            round: "1".into(),
+            audience: Audience::Live,
+        };
+        let feed = Arc::new(Feed {
+            state: Mutex::new(FeedState {
+                standing: Standing::new("E", "1"),
+                ids: Vec::new(),
+                ended: Vec::new(),
+                failed: None,
+            }),
+            key,
+            tx: broadcast::channel(8).0,
+            ready: watch::channel(true).1,
+        });
+        let mut follower = Follower {
+            hub: hub.clone(),
+            feed: feed.clone(),
+            role: Role::Arbiter { event: None },
+            audience: Audience::Live,
+            standing: Standing::new("E", "1"),
+            games: Vec::new(),
+            by_feed: Vec::new(),
+        };
+        // The stream opened on `a`; `b` and `c` joined the feed after it, in that order.
+        let a = follower
+            .add("a", 1)
+            .await
+            .expect("a")
+            .expect("not quarantined");
+        follower.place(feed.lock().index("a", 1), a);
+        feed.lock().index("b", 0);
+        feed.lock().index("c", 0);
+        let first = |game: usize, id: &str| FeedItem {
+            game,
+            game_id: id.into(),
+            what: What::Message {
+                seq: 1,
+                resync: false,
+                message: Encoded::new(pb::GameEvent {
+                    seq: 1,
+                    game_id: id.into(),
+                    ..Default::default()
+                }),
+            },
+        };
+        let mut in_step = false;
+        for (game, id) in [(2, "c"), (1, "b")] {
+            let step = take(&mut follower, &first(game, id), &mut in_step).await;
+            assert!(matches!(step, Step::Send(ref m) if m.len() == 1), "{id}");
+        }
+        let fed = Cursor::encode("E", "1", [("a", 1), ("b", 1), ("c", 1)].into_iter());
+        assert_eq!(follower.standing.cursor(), fed);
+    }
 }
