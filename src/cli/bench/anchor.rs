@@ -25,18 +25,7 @@ pub(super) async fn capture(cycle: &Arc<Vec<String>>) -> Result<pb::SubmitMoveRe
         for _ in 0..4 {
             game.play(&cycle).await?;
         }
-        let request = pb::SubmitMoveRequest {
-            game_id: game.id.clone(),
-            r#move: cycle[game.ply % cycle.len()].clone(),
-            expected_seq: game.seq,
-            side: 0,
-            offer_draw: false,
-        };
-        game.client
-            .submit_move(request)
-            .await
-            .map(tonic::Response::into_inner)
-            .map_err(|s| format!("capture: {:?}: {}", s.code(), s.message()))
+        game.submit(&cycle).await
     })
     .await;
     let stopped = server.stop().await;

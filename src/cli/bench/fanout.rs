@@ -166,19 +166,7 @@ pub(super) async fn capture(
         let mut stream = stream
             .map_err(|s| format!("capture: watch: {}", s.message()))?
             .into_inner();
-        let game = &mut round[0];
-        let reply = game
-            .client
-            .submit_move(pb::SubmitMoveRequest {
-                game_id: game.id.clone(),
-                r#move: cycle[game.ply % cycle.len()].clone(),
-                expected_seq: game.seq,
-                side: 0,
-                offer_draw: false,
-            })
-            .await
-            .map_err(|s| format!("capture: SubmitMove: {}", s.message()))?
-            .into_inner();
+        let reply = round[0].submit(&cycle).await?;
         let mut events = Vec::with_capacity(reply.events.len());
         while events.len() < reply.events.len() {
             match tokio::time::timeout(Duration::from_secs(5), stream.message()).await {

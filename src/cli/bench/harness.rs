@@ -217,6 +217,14 @@ impl Game {
     /// Plays the next move of `cycle` (`expected_seq` set as a careful client would).
     /// Returns how many events it recorded.
     pub(super) async fn play(&mut self, cycle: &[String]) -> Result<usize, String> {
+        Ok(self.submit(cycle).await?.events.len())
+    }
+
+    /// [`Game::play`], giving the service's whole answer.
+    pub(super) async fn submit(
+        &mut self,
+        cycle: &[String],
+    ) -> Result<pb::SubmitMoveResponse, String> {
         let request = pb::SubmitMoveRequest {
             game_id: self.id.clone(),
             r#move: cycle[self.ply % cycle.len()].clone(),
@@ -238,11 +246,11 @@ impl Game {
                 )
             })?
             .into_inner();
-        self.seq = reply.game.map_or(0, |g| g.last_seq);
+        self.seq = reply.game.as_ref().map_or(0, |g| g.last_seq);
         self.ply += 1;
         self.stamps
             .push(reply.events.first().map_or(0, |e| e.monotonic_ms));
-        Ok(reply.events.len())
+        Ok(reply)
     }
 }
 
