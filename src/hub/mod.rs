@@ -9,7 +9,6 @@
 //! watchers ([`Watch`]: bounded queues, `Resync` for laggards, an end at the game's end
 //! and at shutdown). See DESIGN.md §10.
 
-mod alive;
 mod error;
 mod follow;
 mod handle;
@@ -20,9 +19,6 @@ mod queue;
 mod slots;
 mod task;
 mod timeline;
-
-pub use alive::ALIVE_EVERY;
-use alive::keep_alive;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -100,6 +96,11 @@ pub enum Listed {
     /// before (the row is current only for finished games).
     Quarantined(Arc<GameMeta>, Quarantine, Option<Box<GameSummary>>),
 }
+
+/// How often the hub marks the service alive in the store
+/// ([`EventStore::mark_alive`]): after a crash, at most this much of the time before it
+/// counts as outage.
+pub const ALIVE_EVERY: Duration = Duration::from_secs(1);
 
 /// How many games recovery loads at the same time: their reads overlap and their outage
 /// events share the writer's group commits.
@@ -797,6 +798,26 @@ impl Loader for Hub {
 
     fn stopping(&self) -> bool {
         Hub::stopping(self)
+    }
+}
+
+/// Marks the service alive in the store every [`ALIVE_EVERY`] until the hub stops (its
+/// shutdown marks the last instant).
+async fn keep_alive(hub: std::sync::Weak<Hub>) {
+    let mut every = tokio::time::interval(ALIVE_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let Some(hub) = hub.upgrade() else { return };
+        if hub.stopping() {
+            return;
+        }
+        if !hub.serving.load(Ordering::Acquire) {
+            continue;
+        }
+        if let Err(e) = hub.store.mark_alive(hub.now().mono_ms).await {
+            tracing::warn!(error = %e, "service alive mark not written");
+        }
     }
 }
 
