@@ -109,9 +109,16 @@ impl<T> Default for History<T> {
 
 impl<T: Clone> Clone for History<T> {
     fn clone(&self) -> History<T> {
+        // The tail gets its chunk's whole room: a clone is what a command appends to, and
+        // a tail cloned to its length reallocated at the next push.
+        let mut tail = Vec::new();
+        if !self.tail.is_empty() {
+            tail.reserve_exact(CHUNK);
+            tail.extend_from_slice(&self.tail);
+        }
         History {
             chunks: Arc::clone(&self.chunks),
-            tail: self.tail.clone(),
+            tail,
         }
     }
 }

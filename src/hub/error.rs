@@ -142,9 +142,19 @@ pub(crate) fn summary_of(session: &Session) -> Result<SummaryUpdate, HubError> {
 pub(crate) fn encode(events: &[GameEvent]) -> Result<Vec<Vec<u8>>, HubError> {
     events
         .iter()
-        .map(|e| serde_json::to_vec(e).map_err(|e| HubError::Internal(format!("event: {e}"))))
+        .map(|e| {
+            // Room for a move's event at once: `to_vec` grew from nothing, reallocating
+            // about six times an event (a move's two events are 150-300 bytes each).
+            let mut json = Vec::with_capacity(EVENT_JSON_CAPACITY);
+            serde_json::to_writer(&mut json, e)
+                .map_err(|e| HubError::Internal(format!("event: {e}")))?;
+            Ok(json)
+        })
         .collect()
 }
+
+/// The buffer an event's JSON starts in (bytes).
+const EVENT_JSON_CAPACITY: usize = 384;
 
 /// The events of stored rows.
 ///
