@@ -331,8 +331,8 @@ fn apply<'a>(
             summary,
         } => {
             let next = *expected_next_seq;
-            let continues =
-                next.checked_sub(1).is_some() && staged.last(known, game_id) == next.checked_sub(1);
+            // The seq this writer committed (or staged) last for the game is `next - 1`.
+            let continues = next > 0 && staged.last(known, game_id) == Some(next - 1);
             let seq = if continues {
                 match insert_events(conn, game_id, next - 1, payloads, written_at_ms) {
                     Err(Inserted::FirstTaken) => {
@@ -600,6 +600,23 @@ mod tests {
         rx.try_recv().expect("answered once the batch is committed")
     }
 
+    /// A fresh log's writer connection (keep the directory alive) and a writer's memory
+    /// of seqs, as `run` starts with.
+    fn writer() -> (tempfile::TempDir, Connection, KnownSeqs) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
+        schema::prepare_writer(&mut conn).expect("schema");
+        (dir, conn, KnownSeqs::default())
+    }
+
+    /// The seqs a refusal as a conflict names (expected, actual), if it is one.
+    fn conflict_seqs(answer: Result<u64, StoreError>) -> Option<(u64, u64)> {
+        match answer {
+            Err(StoreError::Conflict { expected, actual }) => Some((expected, actual)),
+            _ => None,
+        }
+    }
+
     #[derive(Debug, Default)]
     struct Commits(std::sync::Mutex<Vec<Duration>>);
 
@@ -613,10 +630,7 @@ mod tests {
     /// three is one commit, a refused request inside it does not add one.
     #[test]
     fn every_commit_is_timed_once() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
-        schema::prepare_writer(&mut conn).expect("schema");
-        let mut known = KnownSeqs::default();
+        let (_dir, mut conn, mut known) = writer();
         let commits = Commits::default();
         let (r1, a1) = request(create("a"));
         let (r2, _) = request(create("a"));
@@ -642,10 +656,7 @@ mod tests {
     /// (including one that builds on an earlier request of the same batch) commit.
     #[test]
     fn a_failed_request_does_not_poison_its_batch() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
-        schema::prepare_writer(&mut conn).expect("schema");
-        let mut known = KnownSeqs::default();
+        let (_dir, mut conn, mut known) = writer();
 
         let (r1, a1) = request(create("a"));
         let (r2, a2) = request(create("b"));
@@ -667,13 +678,7 @@ mod tests {
             &mut known,
         );
         assert_eq!(answer(a1).expect("a 1..=2"), 2);
-        assert!(matches!(
-            answer(a2),
-            Err(StoreError::Conflict {
-                expected: 5,
-                actual: 1
-            })
-        ));
+        assert_eq!(conflict_seqs(answer(a2)), Some((5, 1)));
         assert_eq!(answer(a3).expect("a 3 after a 1..=2 in the same batch"), 3);
         assert!(matches!(answer(a4), Err(StoreError::GameNotFound(_))));
         assert_eq!(answer(a5).expect("b 1..=3"), 3);
@@ -690,10 +695,7 @@ mod tests {
     /// its partial rows are gone, and the rest of the batch commits.
     #[test]
     fn an_engine_failure_mid_request_is_replayed_without_it() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
-        schema::prepare_writer(&mut conn).expect("schema");
-        let mut known = KnownSeqs::default();
+        let (_dir, mut conn, mut known) = writer();
         conn.execute_batch(
             "CREATE TRIGGER refuse_bad BEFORE INSERT ON events WHEN NEW.payload = X'626164'
              BEGIN SELECT RAISE(ABORT, 'bad payload'); END;",
@@ -728,9 +730,7 @@ mod tests {
     /// The durability promise rests on these two settings of the writer's connection.
     #[test]
     fn the_writer_connection_is_wal_with_full_fsync() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
-        schema::prepare_writer(&mut conn).expect("schema");
+        let (_dir, conn, _) = writer();
         let mode: String = conn
             .pragma_query_value(None, "journal_mode", |r| r.get(0))
             .expect("journal_mode");
@@ -757,10 +757,7 @@ mod tests {
     /// written, the game row goes too, and a taken id writes nothing.
     #[test]
     fn a_game_is_created_with_its_first_events_or_not_at_all() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
-        schema::prepare_writer(&mut conn).expect("schema");
-        let mut known = KnownSeqs::default();
+        let (_dir, mut conn, mut known) = writer();
         conn.execute_batch(
             "CREATE TRIGGER refuse_bad BEFORE INSERT ON events WHEN NEW.payload = X'626164'
              BEGIN SELECT RAISE(ABORT, 'bad payload'); END;",
@@ -788,10 +785,7 @@ mod tests {
 
     #[test]
     fn update_of_a_missing_game_is_not_found() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
-        schema::prepare_writer(&mut conn).expect("schema");
-        let mut known = KnownSeqs::default();
+        let (_dir, mut conn, mut known) = writer();
         let (r, a) = request(Op::UpdateGame {
             game_id: "x".into(),
             finished: true,
@@ -807,10 +801,7 @@ mod tests {
     /// append is checked against the log.
     #[test]
     fn the_seq_check_of_an_append_is_compiled_once() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
-        schema::prepare_writer(&mut conn).expect("schema");
-        let mut known = KnownSeqs::default();
+        let (_dir, mut conn, mut known) = writer();
         let games = ["a", "b", "c"];
         let creates = games.iter().map(|g| request(create(g)).0);
         write_batch(
@@ -838,13 +829,7 @@ mod tests {
         // A wrong seq is still refused naming the one expected.
         let (r, a) = request(append("a", 7, 1));
         write_batch(&mut conn, std::iter::once(r), None, &mut known);
-        assert!(matches!(
-            answer(a),
-            Err(StoreError::Conflict {
-                expected: 7,
-                actual: 21
-            })
-        ));
+        assert_eq!(conflict_seqs(answer(a)), Some((7, 21)));
     }
 
     /// How many times the seq check's statement has run on this connection.
@@ -859,10 +844,7 @@ mod tests {
     /// writer that knows nothing of a game checks it as before.
     #[test]
     fn appends_continuing_what_the_writer_wrote_skip_the_seq_check() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
-        schema::prepare_writer(&mut conn).expect("schema");
-        let mut known = KnownSeqs::default();
+        let (_dir, mut conn, mut known) = writer();
         let (r1, a1) = request(create("a"));
         let (r2, a2) = request(append("a", 1, 2));
         let (r3, a3) = request(append("a", 3, 1));
@@ -879,13 +861,7 @@ mod tests {
         // A wrong seq is still refused, and nothing is written.
         let (r, a) = request(append("a", 7, 1));
         write_batch(&mut conn, std::iter::once(r), None, &mut known);
-        assert!(matches!(
-            answer(a),
-            Err(StoreError::Conflict {
-                expected: 7,
-                actual: 21
-            })
-        ));
+        assert_eq!(conflict_seqs(answer(a)), Some((7, 21)));
         assert_eq!(last_seq(&conn, "a").expect("a"), 20);
         // A writer that starts over (a restart) checks against the log.
         let mut fresh = KnownSeqs::default();
@@ -901,10 +877,7 @@ mod tests {
     /// batch commits the rest. The next append is checked against the log again.
     #[test]
     fn a_seq_written_behind_the_writers_back_is_a_conflict_that_writes_nothing() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
-        schema::prepare_writer(&mut conn).expect("schema");
-        let mut known = KnownSeqs::default();
+        let (_dir, mut conn, mut known) = writer();
         let (r1, a1) = request(create("a"));
         let (r2, a2) = request(create("b"));
         let (r3, a3) = request(append("a", 1, 2));
@@ -921,13 +894,7 @@ mod tests {
         let (r1, a1) = request(append("a", 3, 2));
         let (r2, a2) = request(append("b", 1, 1));
         write_batch(&mut conn, vec![r1, r2].into_iter(), None, &mut known);
-        assert!(matches!(
-            answer(a1),
-            Err(StoreError::Conflict {
-                expected: 3,
-                actual: 4
-            })
-        ));
+        assert_eq!(conflict_seqs(answer(a1)), Some((3, 4)));
         assert_eq!(answer(a2).expect("b 1 commits beside it"), 1);
         let rows: i64 = conn
             .query_row("SELECT COUNT(*) FROM events WHERE game_id = 'a'", [], |r| {
@@ -948,10 +915,7 @@ mod tests {
     /// back), and the seq the failed append staged is not kept.
     #[test]
     fn what_a_batch_that_did_not_commit_staged_is_not_remembered() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut conn = Connection::open(dir.path().join("w.db")).expect("open");
-        schema::prepare_writer(&mut conn).expect("schema");
-        let mut known = KnownSeqs::default();
+        let (_dir, mut conn, mut known) = writer();
         let (r, a) = request(create("a"));
         write_batch(&mut conn, std::iter::once(r), None, &mut known);
         answer(a).expect("a");
