@@ -335,12 +335,12 @@ fn apply<'a>(
             let continues = next > 0 && staged.last(known, game_id) == Some(next - 1);
             let seq = if continues {
                 match insert_events(conn, game_id, next - 1, payloads, written_at_ms) {
-                    Err(Inserted::FirstTaken) => {
-                        // Someone else wrote this seq: nothing of this append went in.
+                    // Someone else wrote this seq: nothing of this append went in.
+                    Err(refused @ StoreError::Conflict { .. }) => {
                         staged.last.insert(game_id, None);
-                        return Err(conflict(conn, game_id, next)?);
+                        return Err(refused);
                     }
-                    other => other?,
+                    inserted => inserted?,
                 }
             } else {
                 if !continues_log(conn, game_id, next)? {
@@ -367,7 +367,17 @@ fn apply<'a>(
             // GameExists is refused before anything is written; a failure after the row
             // went in is an engine error, and the batch is replayed without this request.
             insert_game(conn, record)?;
-            let seq = insert_events(conn, &record.game_id, 0, payloads, written_at_ms)?;
+            // The row went in: no refusal may pass for "nothing written" now.
+            let seq =
+                insert_events(conn, &record.game_id, 0, payloads, written_at_ms).map_err(|e| {
+                    match e {
+                        StoreError::Conflict { .. } => StoreError::Corrupt(format!(
+                            "{}: events of a game just created",
+                            record.game_id
+                        )),
+                        e => e,
+                    }
+                })?;
             staged.last.insert(&record.game_id, Some(seq));
             Ok(seq)
         }
@@ -429,45 +439,18 @@ fn conflict(conn: &Connection, game_id: &str, next: u64) -> Result<StoreError, S
     })
 }
 
-/// Why [`insert_events`] wrote nothing, or not everything.
-enum Inserted {
-    /// The first seq is already in the log (the unique index refused it; SQLite backed
-    /// out that statement alone, so nothing of the call was written).
-    FirstTaken,
-    /// Anything else; rows before the failure may have gone in.
-    Failed(StoreError),
-}
-
-impl From<Inserted> for StoreError {
-    fn from(failure: Inserted) -> Self {
-        match failure {
-            // Only a caller that skipped the seq check sees this; the others checked.
-            Inserted::FirstTaken => StoreError::Corrupt("seq written twice".into()),
-            Inserted::Failed(e) => e,
-        }
-    }
-}
-
-impl From<StoreError> for Inserted {
-    fn from(e: StoreError) -> Self {
-        Inserted::Failed(e)
-    }
-}
-
-impl From<rusqlite::Error> for Inserted {
-    fn from(e: rusqlite::Error) -> Self {
-        Inserted::Failed(e.into())
-    }
-}
-
 /// Inserts events after seq `last`; returns the last seq written.
+///
+/// # Errors
+/// [`StoreError::Conflict`] if seq `last + 1` is already in the log: the unique index
+/// refused it and SQLite backed out that statement alone, so nothing was written.
 fn insert_events(
     conn: &Connection,
     game_id: &str,
     last: u64,
     payloads: &[Vec<u8>],
     written_at_ms: i64,
-) -> Result<u64, Inserted> {
+) -> Result<u64, StoreError> {
     let mut insert = conn.prepare_cached(
         "INSERT INTO events (game_id, seq, written_at_ms, payload) VALUES (?1, ?2, ?3, ?4)",
     )?;
@@ -480,7 +463,7 @@ fn insert_events(
                 if seq == last + 1
                     && e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
             {
-                return Err(Inserted::FirstTaken);
+                return Err(conflict(conn, game_id, seq)?);
             }
             Err(e) => return Err(e.into()),
         }
