@@ -10,6 +10,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let proto = "proto/draughts/arbiter/v1/arbiter.proto";
     println!("cargo:rerun-if-changed={proto}");
     println!("cargo:rerun-if-changed=build.rs");
+    // What the bundled SQLite was compiled with (.cargo/config.toml sets it for every
+    // build script), for the test that its commits sync with fdatasync.
+    println!("cargo:rerun-if-env-changed=LIBSQLITE3_FLAGS");
+    println!(
+        "cargo:rustc-env=ARBITER_LIBSQLITE3_FLAGS={}",
+        std::env::var("LIBSQLITE3_FLAGS").unwrap_or_default()
+    );
 
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     let protoc = protoc_bin_vendored::protoc_bin_path()?;

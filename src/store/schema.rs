@@ -139,8 +139,9 @@ pub fn prepare_writer(conn: &mut Connection) -> Result<(), StoreError> {
             "journal mode is '{mode}', wal refused"
         )));
     }
-    // FULL: the WAL is fsynced at every commit, so an acknowledged append survives a
-    // power cut, not just a process crash (NORMAL would only sync at checkpoints).
+    // FULL: the WAL is synced at every commit, so an acknowledged append survives a
+    // power cut, not just a process crash (NORMAL would only sync at checkpoints). The
+    // sync is fdatasync(2) on Linux (.cargo/config.toml: `LIBSQLITE3_FLAGS`).
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "wal_autocheckpoint", WRITER_AUTOCHECKPOINT_PAGES)?;
     conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
@@ -211,5 +212,21 @@ mod tests {
             assert!(!plan.contains("SCAN"), "{sql}:\n{plan}");
             assert!(!plan.contains("TEMP B-TREE"), "{sql}:\n{plan}");
         }
+    }
+
+    /// The bundled SQLite is compiled to sync with fdatasync(2) where the platform has it,
+    /// as SQLite's own configure does on Linux: fsync(2) also writes the WAL's
+    /// modification time through the file system's journal at every commit, and commits
+    /// waited longer while the checkpointer flushed the database file
+    /// (.cargo/config.toml has the figures).
+    /// A build that lost the setting (the file removed, or `LIBSQLITE3_FLAGS` set to
+    /// something else in the environment) fails here.
+    #[test]
+    fn the_bundled_sqlite_syncs_with_fdatasync() {
+        let flags = env!("ARBITER_LIBSQLITE3_FLAGS");
+        assert!(
+            flags.split_whitespace().any(|f| f == "-DHAVE_FDATASYNC=1"),
+            "LIBSQLITE3_FLAGS of this build: {flags:?}"
+        );
     }
 }

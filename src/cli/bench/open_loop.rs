@@ -8,6 +8,7 @@
 //! runtime. A game plays its moves in order: one whose previous move is not answered
 //! yet sends the next as soon as it is, and the wait counts in the latency.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,7 +16,7 @@ use tokio::sync::mpsc;
 
 use super::harness::{Game, Running, on_client_thread, setup};
 use super::stats::{Scratch, percentile_ms};
-use crate::store::SqliteStore;
+use crate::store::{EventStore, GameRecord, SqliteStore};
 
 /// What an open-loop run measured.
 pub(super) struct OpenSample {
@@ -59,27 +60,103 @@ pub(super) async fn run(
     secs: f64,
     cycle: &Arc<Vec<String>>,
 ) -> Result<(OpenSample, Vec<Game>), String> {
-    if games.is_empty() || rate <= 0.0 {
+    let cycle = cycle.clone();
+    let (sample, games) = scheduled(games, rate, secs, move |mut game: Game| {
+        let cycle = cycle.clone();
+        async move {
+            let events = game.play(&cycle).await?;
+            Ok((game, events))
+        }
+    })
+    .await?;
+    Ok((sample, games))
+}
+
+/// The events of one move as the service writes them, in bytes: a `MovePlayed` and its
+/// `ClockPressed` in the bench's games (269 and 218 in the log of such a game).
+const MOVE_PAYLOADS: [usize; 2] = [270, 220];
+
+/// The same schedule straight on the store, without the service: `rate` appends a second
+/// of one move's two events, round-robin over `games` games of their own. What the
+/// service's open-loop latency cannot go below on this disk.
+async fn raw_run(
+    store: &Arc<SqliteStore>,
+    games: usize,
+    rate: f64,
+    secs: f64,
+) -> Result<OpenSample, String> {
+    let mut logs = Vec::with_capacity(games);
+    for i in 0..games {
+        let game_id = format!("open-raw-{i}");
+        store
+            .create_game(GameRecord {
+                game_id: game_id.clone(),
+                created_at_ms: 0,
+                event: "Bench".into(),
+                round: "1".into(),
+                board: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                finished: false,
+                metadata_json: "{}".into(),
+                summary_json: String::new(),
+            })
+            .await
+            .map_err(|e| format!("open loop raw: {e}"))?;
+        logs.push((game_id, 1_u64));
+    }
+    let store = store.clone();
+    let (sample, _) = scheduled(logs, rate, secs, move |(game_id, next): (String, u64)| {
+        let store = store.clone();
+        async move {
+            let payloads = MOVE_PAYLOADS.iter().map(|&n| vec![b'x'; n]).collect();
+            let last = store
+                .append(&game_id, next, payloads)
+                .await
+                .map_err(|e| format!("open loop raw {game_id}: {e}"))?;
+            Ok(((game_id, last + 1), MOVE_PAYLOADS.len()))
+        }
+    })
+    .await?;
+    Ok(sample)
+}
+
+/// Sends `rate` moves a second for `secs` seconds, round-robin over `players`, each
+/// playing its moves in order with `play` (which gives the player back with the events
+/// the move recorded); gives the players back.
+async fn scheduled<P, F, Fut>(
+    players: Vec<P>,
+    rate: f64,
+    secs: f64,
+    play: F,
+) -> Result<(OpenSample, Vec<P>), String>
+where
+    P: Send + 'static,
+    F: Fn(P) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Result<(P, usize), String>> + Send,
+{
+    if players.is_empty() || rate <= 0.0 {
         return Err("open loop: no games or no rate".into());
     }
     let total = (rate * secs).round().max(1.0) as usize;
     let period = Duration::from_secs_f64(1.0 / rate);
-    let mut senders = Vec::with_capacity(games.len());
-    let mut tasks = Vec::with_capacity(games.len());
-    for mut game in games {
+    let mut senders = Vec::with_capacity(players.len());
+    let mut tasks = Vec::with_capacity(players.len());
+    for player in players {
         let (tx, mut rx) = mpsc::unbounded_channel::<Instant>();
         senders.push(tx);
-        let cycle = cycle.clone();
+        let play = play.clone();
         tasks.push(tokio::spawn(async move {
+            let mut player = player;
             let mut latencies = Vec::new();
             let mut lags = Vec::new();
             let mut events = 0;
             while let Some(scheduled) = rx.recv().await {
                 lags.push(Instant::now().saturating_duration_since(scheduled));
-                events += game.play(&cycle).await?;
+                let (back, recorded) = play(player).await?;
+                player = back;
+                events += recorded;
                 latencies.push(Instant::now().saturating_duration_since(scheduled));
             }
-            Ok::<_, String>((latencies, lags, events, game))
+            Ok::<_, String>((latencies, lags, events, player))
         }));
     }
     // Start a little ahead so the first sends are not late by the thread's start.
@@ -105,15 +182,15 @@ pub(super) async fn run(
         events: 0,
         elapsed: Duration::ZERO,
     };
-    let mut games = Vec::with_capacity(tasks.len());
+    let mut players = Vec::with_capacity(tasks.len());
     let mut failed = None;
     for task in tasks {
         match task.await.map_err(|e| format!("task: {e}")).and_then(|r| r) {
-            Ok((latencies, lags, events, game)) => {
+            Ok((latencies, lags, events, player)) => {
                 sample.latencies.extend(latencies);
                 sample.lags.extend(lags);
                 sample.events += events;
-                games.push(game);
+                players.push(player);
             }
             Err(e) => failed = failed.or(Some(e)),
         }
@@ -124,7 +201,7 @@ pub(super) async fn run(
     }
     match failed {
         Some(e) => Err(e),
-        None => Ok((sample, games)),
+        None => Ok((sample, players)),
     }
 }
 
@@ -136,6 +213,16 @@ pub(super) async fn sqlite_run(
     scratch: &Scratch,
     cycle: &Arc<Vec<String>>,
 ) -> Result<(), String> {
+    let path = scratch.0.join(format!("open-raw-{games}.sqlite"));
+    let raw = Arc::new(SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?);
+    let store_alone = raw_run(&raw, games, rate, secs).await;
+    raw.close()
+        .await
+        .map_err(|e| format!("open loop raw: {e}"))?;
+    println!(
+        "open loop raw sqlite (the store alone, same schedule, no service): {}",
+        store_alone?.summary()
+    );
     let path = scratch.0.join(format!("open-{games}.sqlite"));
     let store = SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let server = Running::real(Arc::new(store)).await?;
