@@ -149,7 +149,7 @@ pub use error::{ClockError, ControlError, ParseError, ParseErrorKind};
 pub use flag::{Flag, FlagCause};
 pub use op::{ClockEvent, ClockOp};
 pub use side::Side;
-pub use state::{Clock, Ledger, Phase};
+pub use state::{Clock, Ledger, Phase, Reading};
 
 /// A monotonic instant or a duration, in integer milliseconds.
 pub type Millis = u64;

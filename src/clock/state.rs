@@ -32,6 +32,25 @@ pub enum Phase {
     },
 }
 
+/// A clock read at one instant: see [`Clock::reading`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// Where the clock is.
+    pub phase: Phase,
+    /// Remaining time, White's then Black's (`Side::index`).
+    pub remaining: [Millis; 2],
+    /// The period each side is in (1 for the first), White's then Black's.
+    pub periods: [u32; 2],
+}
+
+impl Reading {
+    /// `side`'s remaining time.
+    #[must_use]
+    pub fn remaining(&self, side: Side) -> Millis {
+        self.remaining[side.index()]
+    }
+}
+
 /// Where each millisecond of one side's clock came from and went.
 ///
 /// **Conservation.** At every instant `now`, for each side,
@@ -362,13 +381,23 @@ impl Clock {
     /// Where the clock is at `now`.
     #[must_use]
     pub fn phase(&self, now: Millis) -> Phase {
+        self.at(now).phase()
+    }
+
+    /// [`Clock::phase`], both sides' [`Clock::remaining`] and both [`Clock::period`]s at
+    /// `now`, from one projection of the clock to `now` instead of one each (a reply's
+    /// clocks and every recorded press read them together).
+    #[must_use]
+    pub fn reading(&self, now: Millis) -> Reading {
+        let now = now.max(self.core.last);
         let core = self.at(now);
-        match core.run {
-            Run::NotStarted => Phase::NotStarted,
-            Run::Running => Phase::Running(core.to_move),
-            Run::Paused => Phase::Paused(core.to_move),
-            Run::Flagged(flag) => Phase::Flagged(flag),
-            Run::Stopped(at) => Phase::Stopped { at },
+        Reading {
+            phase: core.phase(),
+            remaining: [
+                core.remaining(Side::White, now),
+                core.remaining(Side::Black, now),
+            ],
+            periods: core.periods,
         }
     }
 
@@ -490,6 +519,16 @@ impl Core {
         match self.run {
             Run::Running => self.elapsed.saturating_add(now.saturating_sub(self.since)),
             _ => self.elapsed,
+        }
+    }
+
+    fn phase(&self) -> Phase {
+        match self.run {
+            Run::NotStarted => Phase::NotStarted,
+            Run::Running => Phase::Running(self.to_move),
+            Run::Paused => Phase::Paused(self.to_move),
+            Run::Flagged(flag) => Phase::Flagged(flag),
+            Run::Stopped(at) => Phase::Stopped { at },
         }
     }
 

@@ -43,7 +43,8 @@ pub struct ClockReading {
 impl ClockReading {
     /// Reads `clock` at `now`.
     pub fn of(clock: &Clock, now: u64) -> ClockReading {
-        let run = match clock.phase(now) {
+        let r = clock.reading(now);
+        let run = match r.phase {
             Phase::NotStarted => ClockRun::NotStarted,
             Phase::Running(side) => ClockRun::Running(side),
             Phase::Paused(side) => ClockRun::Paused(side),
@@ -51,10 +52,10 @@ impl ClockReading {
         };
         ClockReading {
             run,
-            white_ms: clock.remaining(Color::White, now),
-            black_ms: clock.remaining(Color::Black, now),
-            white_period: clock.period(Color::White, now),
-            black_period: clock.period(Color::Black, now),
+            white_ms: r.remaining(Color::White),
+            black_ms: r.remaining(Color::Black),
+            white_period: r.periods[Color::White.index()],
+            black_period: r.periods[Color::Black.index()],
             at_ms: now,
         }
     }

@@ -674,15 +674,11 @@ impl Session {
             EventKind::ClockPressed { side, .. } => {
                 if let Some(c) = self.clock.as_mut() {
                     c.press(*side, now).map_err(|e| bad(e.to_string()))?;
-                    let left = c.remaining(*side, now);
-                    let (w, b) = (
-                        c.remaining(Color::White, now),
-                        c.remaining(Color::Black, now),
-                    );
+                    let r = c.reading(now);
                     if let Some(m) = self.moves.last_mut() {
-                        m.clock_ms = Some(left);
-                        m.white_ms = Some(w);
-                        m.black_ms = Some(b);
+                        m.clock_ms = Some(r.remaining(*side));
+                        m.white_ms = Some(r.remaining(Color::White));
+                        m.black_ms = Some(r.remaining(Color::Black));
                     }
                 }
                 self.awaiting_press = None;

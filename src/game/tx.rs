@@ -173,10 +173,7 @@ impl Tx<'_> {
         };
         let mut probe = clock.clone();
         probe.press(side, self.now.mono_ms)?;
-        let (w, b) = (
-            probe.remaining(Color::White, self.now.mono_ms),
-            probe.remaining(Color::Black, self.now.mono_ms),
-        );
+        let [w, b] = probe.reading(self.now.mono_ms).remaining;
         self.emit(
             EventKind::ClockPressed {
                 side,

@@ -1478,6 +1478,13 @@ mod properties {
                 let at = if dt == 1 { now.saturating_sub(5) } else { now + dt };
                 let op = make_op(kind, at, choice, amount, &clock);
                 let before = clock.clone();
+                // `reading` is phase, remaining and period at once, at any instant.
+                for t in [at, at.saturating_add(7_919), at.saturating_sub(3)] {
+                    let r = clock.reading(t);
+                    prop_assert_eq!(r.phase, clock.phase(t));
+                    prop_assert_eq!(r.remaining, Side::BOTH.map(|s| clock.remaining(s, t)));
+                    prop_assert_eq!(r.periods, Side::BOTH.map(|s| clock.period(s, t)));
+                }
                 let before_rem = Side::BOTH.map(|s| clock.remaining(s, at));
                 match clock.apply(op) {
                     Err(_) => prop_assert_eq!(&clock, &before),
