@@ -362,6 +362,20 @@ impl Clock {
         self.apply(ClockOp::Settle { now })
     }
 
+    /// Whether [`Clock::settle`] at `now` would record anything ("Time!", a DGT period, a
+    /// flag), asked without a copy of the clock's move times (the hub asks before every
+    /// command).
+    #[must_use]
+    pub fn settles(&self, now: Millis) -> bool {
+        if now < self.core.last {
+            return false;
+        }
+        let mut core = self.core;
+        let mut any = false;
+        core.advance(&self.control, now, &mut |_| any = true);
+        any
+    }
+
     /// Game over: freezes both clocks. See [`Clock::apply`].
     ///
     /// # Errors

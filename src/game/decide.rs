@@ -85,13 +85,7 @@ impl Session {
     pub fn tick_due(&self, now: Now) -> bool {
         self.started
             && self.result.is_none()
-            && self.clock.as_ref().is_some_and(|c| {
-                let mut probe = c.clone();
-                probe
-                    .settle(now.mono_ms)
-                    .map(|events| !events.is_empty())
-                    .unwrap_or(false)
-            })
+            && self.clock.as_ref().is_some_and(|c| c.settles(now.mono_ms))
     }
 
     /// Decides a command at `now`. On success the returned events have been applied; on

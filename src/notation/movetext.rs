@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use super::square::{SquareError, parse_square, write_square};
+use super::square::{SquareError, parse_square, push_square};
 use crate::rules::variant::{CaptureChoice, DrawRules, NotationStyle};
 use crate::rules::{Move, Position, Square, Variant};
 
@@ -342,11 +342,15 @@ fn separator(variant: Variant, capture: bool) -> char {
 /// Writes a move with every landing square (`e3:c5:e7`, `22x15x6`).
 pub fn write_move_full(pos: &Position, mv: &Move) -> String {
     let variant = pos.variant();
-    let sep = separator(variant, mv.is_capture()).to_string();
-    mv.path()
-        .map(|s| write_square(s, variant))
-        .collect::<Vec<_>>()
-        .join(&sep)
+    let sep = separator(variant, mv.is_capture());
+    let mut out = String::with_capacity(16);
+    for (i, s) in mv.path().enumerate() {
+        if i > 0 {
+            out.push(sep);
+        }
+        push_square(&mut out, s, variant);
+    }
+    out
 }
 
 /// Writes a move in the variant's native form: start and end only, unless another legal
@@ -361,13 +365,11 @@ pub fn write_move(pos: &Position, mv: &Move) -> String {
     if clash {
         return write_move_full(pos, mv);
     }
-    let sep = separator(variant, mv.is_capture());
-    format!(
-        "{}{}{}",
-        write_square(mv.from(), variant),
-        sep,
-        write_square(mv.to(), variant)
-    )
+    let mut out = String::with_capacity(8);
+    push_square(&mut out, mv.from(), variant);
+    out.push(separator(variant, mv.is_capture()));
+    push_square(&mut out, mv.to(), variant);
+    out
 }
 
 /// One legal move as the API and the JSON output show it.

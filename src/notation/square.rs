@@ -133,11 +133,27 @@ pub fn square_name(sq: Square, variant: Variant) -> String {
 
 /// A square in the variant's native notation: algebraic for Russian, numbers otherwise.
 pub fn write_square(sq: Square, variant: Variant) -> String {
-    match variant.rules().notation {
+    let mut out = String::with_capacity(3);
+    push_square(&mut out, sq, variant);
+    out
+}
+
+/// Appends a square in the variant's native notation (see [`write_square`]) to `out`, so
+/// that a move is written into one string.
+pub fn push_square(out: &mut String, sq: Square, variant: Variant) {
+    use std::fmt::Write as _;
+    // Writing to a String cannot fail.
+    let _ = match variant.rules().notation {
         crate::rules::variant::NotationStyle::Algebraic
-        | crate::rules::variant::NotationStyle::AlgebraicOnly => square_name(sq, variant),
-        crate::rules::variant::NotationStyle::Numeric => square_number(sq, variant).to_string(),
-    }
+        | crate::rules::variant::NotationStyle::AlgebraicOnly => {
+            let (file, rank) = variant.geometry().file_rank(sq, variant.rules().mirrored);
+            out.push(char::from(b'a' + file));
+            write!(out, "{}", u32::from(rank) + 1)
+        }
+        crate::rules::variant::NotationStyle::Numeric => {
+            write!(out, "{}", square_number(sq, variant))
+        }
+    };
 }
 
 #[cfg(test)]

@@ -1484,6 +1484,8 @@ mod properties {
                     prop_assert_eq!(r.phase, clock.phase(t));
                     prop_assert_eq!(r.remaining, Side::BOTH.map(|s| clock.remaining(s, t)));
                     prop_assert_eq!(r.periods, Side::BOTH.map(|s| clock.period(s, t)));
+                    let settled = clock.clone().settle(t).is_ok_and(|e| !e.is_empty());
+                    prop_assert_eq!(clock.settles(t), settled);
                 }
                 let before_rem = Side::BOTH.map(|s| clock.remaining(s, at));
                 match clock.apply(op) {
