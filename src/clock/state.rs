@@ -49,6 +49,12 @@ impl Reading {
     pub fn remaining(&self, side: Side) -> Millis {
         self.remaining[side.index()]
     }
+
+    /// The period `side` is in.
+    #[must_use]
+    pub fn period(&self, side: Side) -> u32 {
+        self.periods[side.index()]
+    }
 }
 
 /// Where each millisecond of one side's clock came from and went.

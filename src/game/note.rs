@@ -54,8 +54,8 @@ impl ClockReading {
             run,
             white_ms: r.remaining(Color::White),
             black_ms: r.remaining(Color::Black),
-            white_period: r.periods[Color::White.index()],
-            black_period: r.periods[Color::Black.index()],
+            white_period: r.period(Color::White),
+            black_period: r.period(Color::Black),
             at_ms: now,
         }
     }
