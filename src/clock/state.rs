@@ -32,6 +32,10 @@ pub enum Phase {
     },
 }
 
+/// [`Clock::apply`]'s outcome before it is kept: the state, the events, the completed
+/// move's running time.
+type Applied = (Core, Vec<ClockEvent>, Option<(Side, Millis)>);
+
 /// A clock read at one instant: see [`Clock::reading`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reading {
@@ -258,6 +262,17 @@ impl Clock {
     ///
     /// An error changes nothing.
     pub fn apply(&mut self, op: ClockOp) -> Result<Vec<ClockEvent>, ClockError> {
+        let (core, events, used) = self.applied(op)?;
+        if let Some((side, e)) = used {
+            self.used[side.index()].push(e);
+        }
+        self.core = core;
+        Ok(events)
+    }
+
+    /// What [`Clock::apply`] would make of `op`: the state after it, the events, and the
+    /// completed move's running time to record; `self` is unchanged.
+    fn applied(&self, op: ClockOp) -> Result<Applied, ClockError> {
         let now = op.now();
         if now < self.core.last {
             return Err(ClockError::TimeWentBack {
@@ -270,11 +285,19 @@ impl Clock {
         core.advance(&self.control, now, &mut |e| events.push(e));
         let used = core.apply(&self.control, op, &mut events)?;
         core.last = now;
-        if let Some((side, e)) = used {
-            self.used[side.index()].push(e);
-        }
-        self.core = core;
-        Ok(events)
+        Ok((core, events, used))
+    }
+
+    /// The [`Clock::reading`] at `op`'s instant of the clock as [`Clock::apply`] would
+    /// leave it, without changing the clock or copying its move times (a press's event
+    /// records both clocks after it before the press is applied).
+    ///
+    /// # Errors
+    ///
+    /// As [`Clock::apply`].
+    pub fn reading_after(&self, op: ClockOp) -> Result<Reading, ClockError> {
+        let (core, _, _) = self.applied(op)?;
+        Ok(self.read(core, op.now()))
     }
 
     /// Starts the game with `side`'s clock running. See [`Clock::apply`].
@@ -409,8 +432,13 @@ impl Clock {
     /// clocks and every recorded press read them together).
     #[must_use]
     pub fn reading(&self, now: Millis) -> Reading {
-        let now = now.max(self.core.last);
-        let core = self.at(now);
+        self.read(self.core, now)
+    }
+
+    /// [`Clock::reading`] of the state `core`.
+    fn read(&self, mut core: Core, now: Millis) -> Reading {
+        let now = now.max(core.last);
+        core.advance(&self.control, now, &mut |_| {});
         Reading {
             phase: core.phase(),
             remaining: [

@@ -8,6 +8,7 @@ use super::event::{EndReason, EventKind, GameEvent, MoveSource, Now};
 use super::note::{self, EventNote};
 use super::session::Session;
 use super::settings::{MoveCountDraws, RepetitionMode};
+use crate::clock::ClockOp;
 use crate::notation::fen::write_fen;
 use crate::notation::movetext::write_move_full;
 use crate::notation::square::square_number;
@@ -171,9 +172,8 @@ impl Tx<'_> {
         let Some(clock) = self.s.clock.as_ref() else {
             return Ok(());
         };
-        let mut probe = clock.clone();
-        probe.press(side, self.now.mono_ms)?;
-        let [w, b] = probe.reading(self.now.mono_ms).remaining;
+        let now = self.now.mono_ms;
+        let [w, b] = clock.reading_after(ClockOp::Press { side, now })?.remaining;
         self.emit(
             EventKind::ClockPressed {
                 side,

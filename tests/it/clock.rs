@@ -1488,9 +1488,15 @@ mod properties {
                     prop_assert_eq!(clock.settles(t), settled);
                 }
                 let before_rem = Side::BOTH.map(|s| clock.remaining(s, at));
+                let predicted = clock.reading_after(op);
                 match clock.apply(op) {
-                    Err(_) => prop_assert_eq!(&clock, &before),
+                    Err(e) => {
+                        prop_assert_eq!(&clock, &before);
+                        prop_assert_eq!(predicted, Err(e));
+                    }
                     Ok(_) => {
+                        // `reading_after` saw the clock as `apply` left it.
+                        prop_assert_eq!(predicted, Ok(clock.reading(at)));
                         now = at;
                         log.push(op);
                         model.accept(op);
