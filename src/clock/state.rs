@@ -416,7 +416,11 @@ impl Clock {
 
     /// The state brought up to `now` (a copy; `self` is unchanged).
     fn at(&self, now: Millis) -> Core {
-        let mut core = self.core;
+        self.project(self.core, now)
+    }
+
+    /// The state `core` brought up to `now` (not before its last operation).
+    fn project(&self, mut core: Core, now: Millis) -> Core {
         core.advance(&self.control, now.max(core.last), &mut |_| {});
         core
     }
@@ -436,9 +440,9 @@ impl Clock {
     }
 
     /// [`Clock::reading`] of the state `core`.
-    fn read(&self, mut core: Core, now: Millis) -> Reading {
+    fn read(&self, core: Core, now: Millis) -> Reading {
         let now = now.max(core.last);
-        core.advance(&self.control, now, &mut |_| {});
+        let core = self.project(core, now);
         Reading {
             phase: core.phase(),
             remaining: [

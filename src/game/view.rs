@@ -111,8 +111,8 @@ impl Session {
 
     fn view_with(&self, now_ms: u64, moves: bool) -> GameView {
         let now = now_ms.max(self.last_ms);
-        let clocks = self.clock.as_ref().map(|c| c.reading(now).remaining);
-        let clock = |side: Color| clocks.map(|r| r[side.index()]);
+        let reading = self.clock.as_ref().map(|c| c.reading(now));
+        let clock = |side| reading.map(|r| r.remaining(side));
         GameView {
             variant: self.variant(),
             started: self.started,

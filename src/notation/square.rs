@@ -127,8 +127,18 @@ pub fn square_numbers(bits: Bitboard, variant: Variant) -> Vec<u32> {
 
 /// The algebraic name of a square (`c3`).
 pub fn square_name(sq: Square, variant: Variant) -> String {
+    let mut out = String::with_capacity(3);
+    push_square_name(&mut out, sq, variant);
+    out
+}
+
+/// Appends [`square_name`] to `out`.
+fn push_square_name(out: &mut String, sq: Square, variant: Variant) {
+    use std::fmt::Write as _;
     let (file, rank) = variant.geometry().file_rank(sq, variant.rules().mirrored);
-    format!("{}{}", (b'a' + file) as char, rank + 1)
+    out.push(char::from(b'a' + file));
+    // Writing to a String cannot fail.
+    let _ = write!(out, "{}", u32::from(rank) + 1);
 }
 
 /// A square in the variant's native notation: algebraic for Russian, numbers otherwise.
@@ -142,18 +152,16 @@ pub fn write_square(sq: Square, variant: Variant) -> String {
 /// that a move is written into one string.
 pub fn push_square(out: &mut String, sq: Square, variant: Variant) {
     use std::fmt::Write as _;
-    // Writing to a String cannot fail.
-    let _ = match variant.rules().notation {
+    match variant.rules().notation {
         crate::rules::variant::NotationStyle::Algebraic
         | crate::rules::variant::NotationStyle::AlgebraicOnly => {
-            let (file, rank) = variant.geometry().file_rank(sq, variant.rules().mirrored);
-            out.push(char::from(b'a' + file));
-            write!(out, "{}", u32::from(rank) + 1)
+            push_square_name(out, sq, variant);
         }
         crate::rules::variant::NotationStyle::Numeric => {
-            write!(out, "{}", square_number(sq, variant))
+            // Writing to a String cannot fail.
+            let _ = write!(out, "{}", square_number(sq, variant));
         }
-    };
+    }
 }
 
 #[cfg(test)]

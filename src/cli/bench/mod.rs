@@ -593,22 +593,27 @@ fn shuffle_cycle() -> Result<Vec<String>, String> {
     Err(format!("no quiet four-move cycle from {SHUFFLE_FEN}"))
 }
 
+/// The row of game `i` of a run straight on the store (no service, no events yet).
+fn raw_game(game_id: String, i: usize) -> GameRecord {
+    GameRecord {
+        game_id,
+        created_at_ms: 0,
+        event: "Bench".into(),
+        round: "1".into(),
+        board: u32::try_from(i + 1).unwrap_or(u32::MAX),
+        finished: false,
+        metadata_json: "{}".into(),
+        summary_json: String::new(),
+    }
+}
+
 /// Raw SQLite: `games` tasks, each appending one payload per call to its own game.
 async fn baseline_run(games: usize, moves: usize, dir: &Path) -> Result<Sample, String> {
     let path = dir.join(format!("baseline-{games}.sqlite"));
     let store = SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     for i in 0..games {
         store
-            .create_game(GameRecord {
-                game_id: format!("b{i}"),
-                created_at_ms: 0,
-                event: "Bench".into(),
-                round: "1".into(),
-                board: i as u32 + 1,
-                finished: false,
-                metadata_json: "{}".into(),
-                summary_json: String::new(),
-            })
+            .create_game(raw_game(format!("b{i}"), i))
             .await
             .map_err(|e| format!("baseline: {e}"))?;
     }

@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::harness::{Game, Running, on_client_thread, setup};
+use super::raw_game;
 use super::stats::{Scratch, percentile_ms};
-use crate::store::{EventStore, GameRecord, SqliteStore};
+use crate::store::{EventStore, SqliteStore};
 
 /// What an open-loop run measured.
 pub(super) struct OpenSample {
@@ -89,16 +90,7 @@ async fn raw_run(
     for i in 0..games {
         let game_id = format!("open-raw-{i}");
         store
-            .create_game(GameRecord {
-                game_id: game_id.clone(),
-                created_at_ms: 0,
-                event: "Bench".into(),
-                round: "1".into(),
-                board: u32::try_from(i + 1).unwrap_or(u32::MAX),
-                finished: false,
-                metadata_json: "{}".into(),
-                summary_json: String::new(),
-            })
+            .create_game(raw_game(game_id.clone(), i))
             .await
             .map_err(|e| format!("open loop raw: {e}"))?;
         logs.push((game_id, 1_u64));
