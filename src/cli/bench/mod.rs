@@ -320,7 +320,7 @@ async fn bench(args: &BenchArgs) -> Result<(), String> {
             short: 10,
             long: 300,
             batch: 10,
-            rounds: 3,
+            rounds: 21,
         };
         plies::run(&plan, &cycle).await?;
     }
