@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use prost::Message;
 
 use super::harness::{Running, closed_loop_run, on_client_thread, setup};
-use super::stats::range;
+use super::stats::{Sample, range};
 use crate::api::pb;
 use crate::store::MemoryStore;
 
@@ -37,12 +37,12 @@ pub(super) async fn capture(cycle: &Arc<Vec<String>>) -> Result<pb::SubmitMoveRe
 /// Moves per game before each anchor run is measured (connections and windows warm).
 const ANCHOR_WARMUP: usize = 4;
 
-/// One figure per number of games: pairs of runs, echo then service (memory), each on
-/// a fresh server, together about `total` moves a side (at least `rounds` pairs). A game
-/// plays at most `moves` moves, as in the closed-loop lines: a session's copy grows
-/// with its length, so longer games would measure the game's length, not the transport.
-/// Prints the pooled ratio (all service moves over their time, against the echo's) and
-/// the range of the pairs' ratios.
+/// One figure per number of games: rounds of three closed-loop runs, the echo, the echo
+/// with a hop and the service (memory), each on a fresh server, together about `total`
+/// moves each (at least `rounds` rounds). A game plays at most `moves` moves, as in the
+/// closed-loop lines. Prints the pooled ratios (all of one server's moves over their time,
+/// against the echo's) and the range of the rounds' ratios: `memory/echo` is the figure,
+/// `hop/echo` the floor the hop to a game's task sets under it.
 pub(super) async fn anchor(
     canned: &pb::SubmitMoveResponse,
     games: &[usize],
@@ -51,8 +51,9 @@ pub(super) async fn anchor(
 ) -> Result<(), String> {
     let (total, moves, rounds) = plan;
     println!(
-        "anchor: echo server answers SubmitMove with a canned {}-byte response (captured from the service); \
-         alternating pairs, at least {rounds} and about {total} moves a side per size, at most {moves} moves per game after {ANCHOR_WARMUP} not measured",
+        "anchor: echo server answers SubmitMove with a canned {}-byte response (captured from the service), \
+         at once or from a task per game (hop); rounds of echo, hop and memory runs, at least {rounds} and about {total} moves each per size, \
+         at most {moves} moves per game after {ANCHOR_WARMUP} not measured",
         canned.encoded_len()
     );
     for &n in games {
@@ -60,37 +61,62 @@ pub(super) async fn anchor(
         let pairs = rounds.max(total.div_ceil(n * per_game));
         let sizes = (n, per_game, ANCHOR_WARMUP);
         let began = Instant::now();
-        let mut ratios = Vec::with_capacity(pairs);
-        let (mut echo_time, mut service_time) = (Duration::ZERO, Duration::ZERO);
-        let (mut echo_moves, mut service_moves) = (0, 0);
+        let (mut ratios, mut hop_ratios) = (Vec::with_capacity(pairs), Vec::with_capacity(pairs));
+        let (mut echo, mut hop, mut service) =
+            (Tally::default(), Tally::default(), Tally::default());
         for _ in 0..pairs {
-            let echo =
+            let e =
                 closed_loop_run(Running::echo(canned.clone()).await?, sizes, cycle, false).await?;
-            let service = closed_loop_run(
+            let h = closed_loop_run(
+                Running::echo_hop(canned.clone()).await?,
+                sizes,
+                cycle,
+                false,
+            )
+            .await?;
+            let s = closed_loop_run(
                 Running::real(Arc::new(MemoryStore::new())).await?,
                 sizes,
                 cycle,
                 true,
             )
             .await?;
-            ratios.push(service.per_second() / echo.per_second().max(1e-9));
-            echo_time += echo.elapsed;
-            echo_moves += echo.latencies.len();
-            service_time += service.elapsed;
-            service_moves += service.latencies.len();
+            ratios.push(s.per_second() / e.per_second().max(1e-9));
+            hop_ratios.push(h.per_second() / e.per_second().max(1e-9));
+            echo.add(&e);
+            hop.add(&h);
+            service.add(&s);
         }
-        let rate = |moves: usize, time: Duration| moves as f64 / time.as_secs_f64().max(1e-9);
-        let (echo_rate, service_rate) = (
-            rate(echo_moves, echo_time),
-            rate(service_moves, service_time),
-        );
         println!(
-            "games={n:<4} anchor memory/echo  {:.2} (pairs {}; echo {echo_rate:.0} moves/s, memory {service_rate:.0} moves/s; \
-             {pairs} pairs of {per_game} moves per game in {:.1} s)  (target >= 0.8)",
-            service_rate / echo_rate.max(1e-9),
+            "games={n:<4} anchor memory/echo  {:.2} (rounds {}; echo {:.0} moves/s, memory {:.0} moves/s; \
+             {pairs} rounds of {per_game} moves per game in {:.1} s)  (target >= 0.8); hop/echo {:.2} (rounds {}; {:.0} moves/s)",
+            service.rate() / echo.rate().max(1e-9),
             range(&ratios, 2),
-            began.elapsed().as_secs_f64()
+            echo.rate(),
+            service.rate(),
+            began.elapsed().as_secs_f64(),
+            hop.rate() / echo.rate().max(1e-9),
+            range(&hop_ratios, 2),
+            hop.rate(),
         );
     }
     Ok(())
+}
+
+/// Moves and time of one server's runs, pooled.
+#[derive(Default)]
+struct Tally {
+    moves: usize,
+    time: Duration,
+}
+
+impl Tally {
+    fn add(&mut self, run: &Sample) {
+        self.moves += run.latencies.len();
+        self.time += run.elapsed;
+    }
+
+    fn rate(&self) -> f64 {
+        self.moves as f64 / self.time.as_secs_f64().max(1e-9)
+    }
 }

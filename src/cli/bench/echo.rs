@@ -4,6 +4,11 @@
 //! alternating with the real service on the memory store (`anchor.rs`), it says how much
 //! of a move's cost is gRPC, HTTP/2 and loopback TCP alone.
 //!
+//! With a hop ([`Echo::with_hop`]) each `SubmitMove` goes to a task of its game over a
+//! bounded channel and waits for the task's oneshot reply, as the service's commands go
+//! to their game's task (`hub/`): that echo says what the hop alone costs, the floor the
+//! one-task-per-game design sets under the service's anchor ratio on this machine.
+//!
 //! For the fan-out anchor ([`super::fanout`]) it also serves `BroadcastService`'s
 //! `WatchEvent` and `WatchGame`: each `SubmitMove` publishes the events of a move
 //! captured from the service's stream of the same kind (the same encoded sizes, a round
@@ -18,16 +23,18 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::api::pb;
+use crate::hub::HubConfig;
 
 /// The echo service: only `SubmitMove` answers.
 pub(super) struct Echo {
     canned: pb::SubmitMoveResponse,
     fanout: Option<Arc<Fanout>>,
+    hops: Option<Hops>,
 }
 
 impl Echo {
@@ -35,6 +42,7 @@ impl Echo {
         Echo {
             canned,
             fanout: None,
+            hops: None,
         }
     }
 
@@ -43,7 +51,48 @@ impl Echo {
         Echo {
             canned,
             fanout: Some(fanout),
+            hops: None,
         }
+    }
+
+    /// An echo whose answers come from a task per game, as the service's do (the hop).
+    pub(super) fn with_hop(canned: pb::SubmitMoveResponse) -> Echo {
+        Echo {
+            canned,
+            fanout: None,
+            hops: Some(Hops::default()),
+        }
+    }
+}
+
+/// A game task's queue: each message is the oneshot its answer goes to.
+type HopSender = mpsc::Sender<oneshot::Sender<pb::SubmitMoveResponse>>;
+
+/// The games' tasks of the echo with a hop, by game id.
+#[derive(Default)]
+struct Hops(Mutex<HashMap<String, HopSender>>);
+
+impl Hops {
+    /// The queue of `game`'s task, started at its first move. The task answers each
+    /// message with the canned response until the echo (and with it the queue) goes.
+    fn game(&self, game: &str, canned: &pb::SubmitMoveResponse) -> HopSender {
+        let mut games = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        games
+            .entry(game.to_string())
+            .or_insert_with(|| {
+                // As deep as a game task's queue in the service.
+                let (tx, mut rx) = mpsc::channel::<oneshot::Sender<pb::SubmitMoveResponse>>(
+                    HubConfig::default().command_queue,
+                );
+                let canned = canned.clone();
+                tokio::spawn(async move {
+                    while let Some(reply) = rx.recv().await {
+                        let _ = reply.send(canned.clone());
+                    }
+                });
+                tx
+            })
+            .clone()
     }
 }
 
@@ -185,6 +234,17 @@ impl pb::game_service_server::GameService for Echo {
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
         if let Some(fanout) = &self.fanout {
             fanout.publish(&req.get_ref().game_id);
+        }
+        if let Some(hops) = &self.hops {
+            let (reply, answer) = oneshot::channel();
+            hops.game(&req.get_ref().game_id, &self.canned)
+                .send(reply)
+                .await
+                .map_err(|_| Status::unavailable("the echo's game task is gone"))?;
+            let canned = answer
+                .await
+                .map_err(|_| Status::unavailable("the echo's game task is gone"))?;
+            return Ok(Response::new(canned));
         }
         Ok(Response::new(self.canned.clone()))
     }

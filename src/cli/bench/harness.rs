@@ -83,6 +83,17 @@ impl Running {
         .await
     }
 
+    /// The echo of [`Running::echo`] answering from a task per game (the hop).
+    pub(super) async fn echo_hop(canned: pb::SubmitMoveResponse) -> Result<Running, String> {
+        Running::bare(
+            tonic::service::Routes::new(pb::game_service_server::GameServiceServer::new(
+                echo::Echo::with_hop(canned),
+            )),
+            "echo with a hop",
+        )
+        .await
+    }
+
     /// The echo of [`Running::echo`] that also streams `WatchEvent`: each move publishes
     /// `events` to every stream (the fan-out anchor, see [`super::echo`]).
     pub(super) async fn echo_fanout(
