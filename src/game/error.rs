@@ -78,6 +78,7 @@ impl GameError {
             GameError::GameOver { rule } => rule.as_deref(),
             GameError::NotAllowed { rule, .. } => Some(rule),
             GameError::IllegalMove(MoveError::Illegal { rule, .. }) => Some(rule),
+            GameError::IllegalMove(MoveError::NoPiece { .. }) => Some("RU 1.4.1"),
             _ => None,
         }
     }

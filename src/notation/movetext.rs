@@ -48,7 +48,8 @@ impl fmt::Display for MoveError {
             MoveError::NoPiece { text } => {
                 write!(
                     f,
-                    "'{text}': no piece of the side to move on its start square"
+                    "'{text}': no piece of the side to move on its start square (RU 1.4.1: \
+                     players alternate, each moving a piece of their own)"
                 )
             }
             MoveError::Illegal { text, reason, rule } => write!(f, "'{text}': {reason} ({rule})"),
@@ -418,10 +419,15 @@ mod tests {
         assert_eq!(parse_move(" c3-d4! ", &p), Ok(m));
         assert_eq!(write_move(&p, &m), "c3-d4");
         assert!(matches!(parse_move("c3-c4", &p), Err(MoveError::Square(_))));
-        assert!(matches!(
-            parse_move("c5-d6", &p),
-            Err(MoveError::NoPiece { .. })
-        ));
+        let out_of_turn = parse_move("c5-d6", &p);
+        assert!(matches!(out_of_turn, Err(MoveError::NoPiece { .. })));
+        assert!(
+            out_of_turn
+                .expect_err("refused")
+                .to_string()
+                .contains("(RU 1.4.1"),
+            "the refusal cites the rule"
+        );
         assert!(matches!(
             parse_move("c3-e5", &p),
             Err(MoveError::Illegal { .. })
