@@ -151,7 +151,8 @@ impl Role {
         }
     }
 
-    fn describe(&self) -> String {
+    /// Who the role is, for messages.
+    pub(super) fn describe(&self) -> String {
         match self {
             Role::Arbiter { event: Some(e) } => format!("the arbiter of event '{e}'"),
             Role::Arbiter { event: None } => "an arbiter".into(),

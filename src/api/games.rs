@@ -80,10 +80,19 @@ impl pb::game_service_server::GameService for Api {
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         let role = self.role(&req)?;
         let r = checked(req)?;
+        // The store's finished flag is the live one. A caller who sees some listed game
+        // as the public does (behind its broadcast delay) must still see it unfinished
+        // while the delay lasts: its filter runs on the views instead.
+        let live_on_all = match &role {
+            Role::Arbiter { event: None } => true,
+            Role::Arbiter { event: Some(e) } => *e == r.event,
+            _ => false,
+        };
+        let public_unfinished = r.unfinished_only && !live_on_all;
         let filter = GameFilter {
             event: (!r.event.is_empty()).then_some(r.event),
             round: (!r.round.is_empty()).then_some(r.round),
-            unfinished_only: r.unfinished_only,
+            unfinished_only: r.unfinished_only && live_on_all,
         };
         // Games in memory answer from their task; finished games that left memory from
         // their stored summary (no replay), unless their score sheets are asked for.
@@ -93,6 +102,10 @@ impl pb::game_service_server::GameService for Api {
         for item in listed {
             // A stored game left memory only after its public delay had passed.
             let game = match item {
+                // Finished, and its delay is over.
+                Listed::Stored(..) if public_unfinished => continue,
+                // The row is current only for finished games.
+                Listed::Quarantined(_, _, Some(_)) if public_unfinished => continue,
                 Listed::Stored(meta, summary) if !r.include_moves => {
                     convert::summary_pb(&meta, &summary, std::iter::empty())
                 }
@@ -108,7 +121,11 @@ impl pb::game_service_server::GameService for Api {
                 },
                 Listed::Live(handle) => {
                     let audience = audience(&role, handle.meta());
-                    self.view_as(&handle, audience, r.include_moves).await?
+                    let game = self.view_as(&handle, audience, r.include_moves).await?;
+                    if public_unfinished && game.status == pb::GameStatus::Finished as i32 {
+                        continue;
+                    }
+                    game
                 }
                 Listed::Quarantined(meta, quarantine, summary) => {
                     if !sees_quarantined(&role, &meta) {

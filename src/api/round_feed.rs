@@ -33,7 +33,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_stream::{Stream, StreamExt};
 use tonic::Status;
 
-use super::auth::Role;
+use super::auth::{Role, audience};
 use super::convert::resync_pb;
 use super::error::status;
 use super::frame::{Encoded, EventFrame};
@@ -392,7 +392,7 @@ pub(super) struct RoundStream {
 struct Followed {
     id: Arc<str>,
     /// Its place among the game's watchers.
-    _permit: WatchPermit,
+    permit: WatchPermit,
     done: bool,
 }
 
@@ -479,7 +479,7 @@ impl Follower {
         let permit = handle.watch_permit(self.audience).map_err(|e| status(&e))?;
         self.games.push(Followed {
             id: id.into(),
-            _permit: permit,
+            permit,
             done: false,
         });
         Ok(Some(self.standing.push(id, from)))
@@ -493,9 +493,17 @@ impl Follower {
         if from >= until {
             return Ok(out);
         }
-        let Some(mut w) = join(&self.hub, &self.role, &self.games[i].id, from).await? else {
-            return Ok(out);
+        let handle = match self.hub.game(&self.games[i].id).await {
+            Ok(h) => h,
+            Err(HubError::Quarantined { .. }) => return Ok(out),
+            Err(e) => return Err(status(&e)),
         };
+        // In the place the stream holds for the game: catching up takes no second one.
+        let audience = audience(&self.role, handle.meta());
+        let mut w = handle
+            .watch_in(&self.games[i].permit, audience, from)
+            .await
+            .map_err(|e| status(&e))?;
         while w.last_seq() < until {
             match next_pb(&mut w).await {
                 Some(Ok(mut e)) => {
@@ -944,5 +952,81 @@ mod tests {
         }
         let fed = Cursor::encode("E", "1", [("a", 1), ("b", 1), ("c", 1)].into_iter());
         assert_eq!(follower.standing.cursor(), fed);
+    }
+
+    /// A stream catching a game up from the log does so in the place it holds among the
+    /// game's watchers: with one public watcher allowed per game, a round stream that
+    /// holds it still catches up (before, catching up took a second place and the
+    /// stream failed with RESOURCE_EXHAUSTED).
+    #[tokio::test]
+    async fn catching_up_takes_no_second_place() {
+        let hub = Hub::with_config(
+            Arc::new(MemoryStore::new()),
+            false,
+            Arc::new(crate::hub::metrics::Metrics::new()),
+            crate::hub::HubConfig {
+                max_watchers_per_game: 1,
+                ..crate::hub::HubConfig::default()
+            },
+        );
+        let meta = GameMeta {
+            id: "a".into(),
+            event: "E".into(),
+            round: "1".into(),
+            ..GameMeta::default()
+        };
+        let g = hub
+            .create(
+                meta,
+                GameSettings::new(Variant::Russian),
+                None,
+                Actor::Arbiter("x".into()),
+            )
+            .await
+            .expect("created");
+        g.command(
+            Actor::Arbiter("x".into()),
+            crate::game::Command::Start,
+            None,
+            |_, _| (),
+        )
+        .await
+        .expect("started");
+        let feed = Arc::new(Feed {
+            state: Mutex::new(FeedState {
+                standing: Standing::new("E", "1"),
+                ids: Vec::new(),
+                ended: Vec::new(),
+                failed: None,
+            }),
+            key: FeedKey {
+                event: "E".into(),
+                round: "1".into(),
+                audience: Audience::Public,
+            },
+            tx: broadcast::channel(8).0,
+            ready: watch::channel(true).1,
+        });
+        let mut follower = Follower {
+            hub: hub.clone(),
+            feed,
+            role: Role::Viewer,
+            audience: Audience::Public,
+            standing: Standing::new("E", "1"),
+            games: Vec::new(),
+            by_feed: Vec::new(),
+        };
+        let i = follower
+            .add("a", 0)
+            .await
+            .expect("a")
+            .expect("not quarantined");
+        assert!(
+            g.watch_as(Audience::Public, 0).await.is_err(),
+            "the stream holds the game's one place"
+        );
+        let caught = follower.catch_up(i, 2).await.expect("caught up");
+        assert_eq!(caught.len(), 2, "GameCreated and GameStarted");
+        assert_eq!(follower.standing.seq(i), 2);
     }
 }

@@ -221,14 +221,16 @@ impl Api {
         match role {
             Role::Player { side, .. } => Ok(Some(*side)),
             Role::Arbiter { .. } => Ok(None),
-            // Refused below whatever the side; read it so the refusal names one.
+            // Refused whatever the side, without reading the game: the side to move is
+            // live, and a viewer sees the game behind its broadcast delay. An unknown
+            // game is still NOT_FOUND.
             _ => {
                 let handle = self.game(game_id).await?;
-                handle
-                    .read(|s, _| s.position().turn())
-                    .await
-                    .map(Some)
-                    .map_err(|e| status(&e))
+                Err(Status::permission_denied(format!(
+                    "{} may not act for a player in game {}",
+                    role.describe(),
+                    handle.meta().id
+                )))
             }
         }
     }

@@ -34,6 +34,8 @@ pub(super) trait Loader: Send + Sync {
     ) -> Pin<Box<dyn Future<Output = Result<GameHandle, HubError>> + Send>>;
     /// Whether shutdown has begun.
     fn stopping(&self) -> bool;
+    /// Resolves once shutdown has begun.
+    fn stopped(&self) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 }
 
 /// A live game: its names and the way to its task. Cheap to clone.
@@ -227,6 +229,21 @@ impl GameHandle {
         self.watch_with(Audience::Live, from_seq, true).await
     }
 
+    /// Watches the game as `audience` sees it, in the place `permit` holds among its
+    /// watchers: a stream that follows the game through a shared feed catches up from
+    /// the log without taking a second place (which the limit might refuse).
+    ///
+    /// # Errors
+    /// [`HubError::ShuttingDown`].
+    pub async fn watch_in(
+        &self,
+        _permit: &WatchPermit,
+        audience: Audience,
+        from_seq: u64,
+    ) -> Result<Watch, HubError> {
+        self.register(audience, from_seq, false, None).await
+    }
+
     async fn watch_with(
         &self,
         audience: Audience,
@@ -234,6 +251,17 @@ impl GameHandle {
         through_end: bool,
     ) -> Result<Watch, HubError> {
         let slot = self.slots.take(&self.meta.id, audience == Audience::Live)?;
+        self.register(audience, from_seq, through_end, Some(slot))
+            .await
+    }
+
+    async fn register(
+        &self,
+        audience: Audience,
+        from_seq: u64,
+        through_end: bool,
+        slot: Option<Slot>,
+    ) -> Result<Watch, HubError> {
         let queue = Arc::new(WatchQueue::new(self.watcher_queue, through_end));
         let (reply, answer) = oneshot::channel();
         self.send(Msg::Watch {
@@ -315,8 +343,13 @@ pub struct Watch {
     history_until: u64,
     ended: bool,
     delay_ms: u64,
-    /// Its place in the watcher counts, given back when the watch is dropped.
-    _slot: Slot,
+    /// When the latest event this watch knows of was recorded (monotonic ms): the
+    /// game's last at registration, then each event delivered. A public watch hears the
+    /// end of the game `delay` after it.
+    latest_ms: u64,
+    /// Its place in the watcher counts, given back when the watch is dropped (none: it
+    /// has one through a [`WatchPermit`]).
+    _slot: Option<Slot>,
 }
 
 impl std::fmt::Debug for Watch {
@@ -341,7 +374,7 @@ impl Watch {
         queue: Arc<WatchQueue>,
         from_seq: u64,
         start: WatchStart,
-        slot: Slot,
+        slot: Option<Slot>,
     ) -> Watch {
         let (backlog, history_until) = match start.backlog {
             Some(events) => (events.into(), 0),
@@ -357,6 +390,7 @@ impl Watch {
             history_until,
             ended: false,
             delay_ms: start.delay_ms,
+            latest_ms: start.last_ms,
             _slot: slot,
         }
     }
@@ -390,17 +424,42 @@ impl Watch {
         if matches!(item, Ok(WatchItem::End(_)) | Err(_)) {
             self.ended = true;
         }
-        if let Ok(WatchItem::Event(e)) = &item
+        let recorded_ms = match &item {
+            Ok(WatchItem::Event(e)) => {
+                self.latest_ms = self.latest_ms.max(e.event.at.mono_ms);
+                // The first event (GameCreated) is not held back: the game is announced
+                // at once, as every snapshot shows it.
+                (e.event.seq > 1).then_some(e.event.at.mono_ms)
+            }
+            // The end of a game that had ended before this watch began (a `from_seq` at
+            // or past the final seq) comes when the public sees the final event: ending
+            // at once would tell a viewer that the game is over, and its last seq.
+            Ok(WatchItem::End(WatchEnd::Finished)) => Some(self.latest_ms),
+            _ => None,
+        };
+        if let Some(recorded_ms) = recorded_ms
             && self.delay_ms > 0
-            && e.event.seq > 1
         {
-            // The public sees each event `delay` after it was recorded, but for the first
-            // (GameCreated: the game is announced at once, as every snapshot shows it); a
-            // shutdown while it waits ends the watch at once (the event stays unseen).
+            // The public sees each event `delay` after it was recorded; a shutdown while
+            // it waits ends the watch at once (the event stays unseen). The task tells
+            // its watchers' queues of a shutdown; a watch whose game had ended before it
+            // began has no queue at the task, and hears it from the hub.
             let at = self
                 .game
                 .timeline()
-                .instant(e.event.at.mono_ms.saturating_add(self.delay_ms));
+                .instant(recorded_ms.saturating_add(self.delay_ms));
+            let stopped = match &item {
+                Ok(WatchItem::End(_)) => Some(self.game.hub.upgrade()),
+                _ => None,
+            };
+            let mut stopped = std::pin::pin!(async move {
+                match stopped {
+                    Some(Some(hub)) => hub.stopped().await,
+                    // The hub is gone: so is the service.
+                    Some(None) => {}
+                    None => std::future::pending().await,
+                }
+            });
             loop {
                 let woken = self.queue.notified();
                 if self.queue.shutting_down() {
@@ -410,6 +469,10 @@ impl Watch {
                 tokio::select! {
                     () = tokio::time::sleep_until(at) => break,
                     () = woken => {}
+                    () = &mut stopped => {
+                        self.ended = true;
+                        return Some(Ok(WatchItem::End(WatchEnd::ShuttingDown)));
+                    }
                 }
             }
         }

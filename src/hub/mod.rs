@@ -136,6 +136,9 @@ pub struct Hub {
     /// One gate per game being loaded, so two requests never load (and record the
     /// outage of) the same game twice.
     loading: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Games being created: each has its place among the loaded games from before its
+    /// write (see [`Hub::create`]).
+    creating: std::sync::atomic::AtomicUsize,
     /// Every game created, announced once it is durable and loaded (round streams add
     /// it); a listener that falls behind lists the store again.
     created: broadcast::Sender<Arc<GameMeta>>,
@@ -187,6 +190,7 @@ impl Hub {
             all_stopped: tokio::sync::Mutex::new(all_stopped),
             quarantined: Mutex::new(BTreeMap::new()),
             loading: Mutex::new(HashMap::new()),
+            creating: std::sync::atomic::AtomicUsize::new(0),
             created: broadcast::channel(CREATED_QUEUE).0,
         });
         if let Some(losses) = losses {
@@ -231,8 +235,15 @@ impl Hub {
 
     /// Creates a game: its metadata row and its first event, durably, and its task.
     ///
+    /// The game has its place among the loaded games before it is written, and the
+    /// write, the task and the announcement to the round streams run on a task of their
+    /// own: a caller that goes away (a deadline, a disconnect) cannot leave a game that is
+    /// durable but not loaded nor announced, and a game refused for want of room is never
+    /// written.
+    ///
     /// # Errors
-    /// A bad start position, the id taken, the store failing, or shutting down.
+    /// A bad start position, the id taken, the store failing, no room
+    /// ([`HubError::Full`]), or shutting down.
     pub async fn create(
         self: &Arc<Self>,
         mut meta: GameMeta,
@@ -260,17 +271,37 @@ impl Hub {
                 .map_err(|e| HubError::Internal(format!("metadata: {e}")))?,
             summary_json: summary_of(&session)?.summary_json,
         };
-        // One atomic write: a crash between a bare game row and its first event would
-        // leave a log that does not replay.
-        self.store
-            .create_game_with_events(record, encode(std::slice::from_ref(&first))?)
-            .await?;
-        self.metrics.events_appended(1);
-        let public = self.public(&session, std::slice::from_ref(&first));
-        let handle = self.insert(meta, session, public, Tenure::owner())?;
-        // No listener is no error.
-        let _ = self.created.send(handle.meta().clone());
-        Ok(handle)
+        let payloads = encode(std::slice::from_ref(&first))?;
+        let place = self.reserve()?;
+        let hub = self.clone();
+        tokio::spawn(async move {
+            let _place = place;
+            // One atomic write: a crash between a bare game row and its first event would
+            // leave a log that does not replay.
+            hub.store.create_game_with_events(record, payloads).await?;
+            hub.metrics.events_appended(1);
+            let public = hub.public(&session, std::slice::from_ref(&first));
+            // Its place was taken before the write.
+            let handle = hub.insert(meta, session, public, Tenure::owner(), false)?;
+            // No listener is no error.
+            let _ = hub.created.send(handle.meta().clone());
+            Ok(handle)
+        })
+        .await
+        .map_err(|e| HubError::Internal(format!("creating a game: {e}")))?
+    }
+
+    /// A place among the loaded games for a game about to be created, given back when
+    /// dropped (the game is in memory by then, or was never written).
+    fn reserve(self: &Arc<Self>) -> Result<Place, HubError> {
+        let games = self.games();
+        let creating = self.creating.load(Ordering::Acquire);
+        if games.len() + creating >= self.config.max_loaded {
+            return Err(HubError::Full(games.len()));
+        }
+        // Under the games' lock, as every look at the room is.
+        self.creating.fetch_add(1, Ordering::AcqRel);
+        Ok(Place(self.clone()))
     }
 
     /// The games created from now on, each once it is durable and loaded.
@@ -296,19 +327,22 @@ impl Hub {
     }
 
     /// Puts a game in memory and starts its task; if another request loaded the same
-    /// game meanwhile, keeps that one.
+    /// game meanwhile, keeps that one. `capped`: refused when the loaded games and those
+    /// being created fill [`HubConfig::max_loaded`] (a game being created has its place
+    /// already).
     fn insert(
         self: &Arc<Self>,
         meta: GameMeta,
         session: Session,
         public: Option<Public>,
         tenure: Tenure,
+        capped: bool,
     ) -> Result<GameHandle, HubError> {
         let mut games = self.games();
         if let Some(existing) = games.get(&meta.id) {
             return Ok(existing.clone());
         }
-        if games.len() >= self.config.max_loaded {
+        if capped && games.len() + self.creating.load(Ordering::Acquire) >= self.config.max_loaded {
             return Err(HubError::Full(games.len()));
         }
         let alive = self
@@ -391,23 +425,28 @@ impl Hub {
         if let Some(q) = self.quarantine_of(id) {
             return Err(quarantined(id, q));
         }
-        let gate = self
-            .loading_gates()
-            .entry(id.to_string())
-            .or_default()
-            .clone();
-        let turn = gate.lock().await;
-        let loaded = self.load(id, record).await;
-        {
-            // Still holding the turn: a request that comes after this sees the game in
-            // memory (or quarantined) before it could take a gate of its own.
-            let mut gates = self.loading_gates();
-            if gates.get(id).is_some_and(|g| Arc::ptr_eq(g, &gate)) {
-                gates.remove(id);
+        // On a task of its own: a caller that goes away (a deadline, a disconnect) while
+        // it waits for the gate or while the game loads neither leaves the gate behind
+        // nor cuts a load (which may record an outage) in half.
+        let hub = self.clone();
+        let id = id.to_string();
+        tokio::spawn(async move {
+            let gate = hub.loading_gates().entry(id.clone()).or_default().clone();
+            let turn = gate.lock().await;
+            let loaded = hub.load(&id, record).await;
+            {
+                // Still holding the turn: a request that comes after this sees the game
+                // in memory (or quarantined) before it could take a gate of its own.
+                let mut gates = hub.loading_gates();
+                if gates.get(&id).is_some_and(|g| Arc::ptr_eq(g, &gate)) {
+                    gates.remove(&id);
+                }
             }
-        }
-        drop(turn);
-        loaded
+            drop(turn);
+            loaded
+        })
+        .await
+        .map_err(|e| HubError::Internal(format!("loading a game: {e}")))?
     }
 
     fn loading_gates(
@@ -482,7 +521,7 @@ impl Hub {
         }
         let public = self.public(&session, &events);
         let running = session.result().is_none() && tenure.owner;
-        let handle = self.insert(GameMeta::of_record(&record), session, public, tenure)?;
+        let handle = self.insert(GameMeta::of_record(&record), session, public, tenure, true)?;
         Ok((handle, running))
     }
 
@@ -554,8 +593,9 @@ impl Hub {
     }
 
     /// What a listing shows of the games matching a filter: the live task of a game in
-    /// memory; the stored summary of a finished game that is not (no replay); an
-    /// unfinished game not in memory, or one stored before summaries existed, is loaded;
+    /// memory; the stored summary of a finished game that is not (no replay) and whose
+    /// public delay has passed; an unfinished game not in memory, one that finished
+    /// within its delay, or one stored before summaries existed, is loaded;
     /// a quarantined game as such (callers decide who sees it).
     ///
     /// # Errors
@@ -578,7 +618,10 @@ impl Hub {
                 out.push(Listed::Quarantined(meta(), q, stored));
                 continue;
             }
-            match stored {
+            // A game that finished within its public delay (before a restart: it would
+            // not have left memory) is loaded, so the public sees it as it was then.
+            let now = self.now();
+            match stored.filter(|s| !within_delay(s, now.wall)) {
                 Some(summary) => out.push(Listed::Stored(meta(), summary)),
                 None => match self.game(&record.game_id).await {
                     Ok(h) => out.push(Listed::Live(h)),
@@ -786,6 +829,16 @@ impl Registry for Hub {
     fn evict(&self, id: &str, tx: &mpsc::Sender<Msg>, idle: &dyn Fn() -> bool) -> bool {
         Hub::evict(self, id, tx, idle)
     }
+
+    fn forward(self: Arc<Self>, id: String, msg: Msg) {
+        tokio::spawn(async move {
+            // Failing, the message is dropped with its reply: the watcher hears that
+            // the server is shutting down (or the store failed), as a watch refused.
+            if let Ok(fresh) = self.game(&id).await {
+                let _ = fresh.tx.send(msg).await;
+            }
+        });
+    }
 }
 
 impl Loader for Hub {
@@ -798,6 +851,10 @@ impl Loader for Hub {
 
     fn stopping(&self) -> bool {
         Hub::stopping(self)
+    }
+
+    fn stopped(&self) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(Hub::stopped(self))
     }
 }
 
@@ -1000,6 +1057,27 @@ fn quarantined(id: &str, quarantine: Quarantine) -> HubError {
     HubError::Quarantined {
         id: id.to_string(),
         quarantine,
+    }
+}
+
+/// Whether the public still sees a finished game as unfinished at `now`: it finished
+/// less than its broadcast delay ago.
+fn within_delay(summary: &GameSummary, now: chrono::DateTime<chrono::Utc>) -> bool {
+    let delay = summary.settings.broadcast_delay_ms;
+    delay > 0
+        && summary.stamps.finished.is_some_and(|finished| {
+            finished + chrono::Duration::milliseconds(i64::try_from(delay).unwrap_or(i64::MAX))
+                > now
+        })
+}
+
+/// A game's place among the loaded games while it is being created
+/// ([`Hub::reserve`]).
+struct Place(Arc<Hub>);
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.0.creating.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

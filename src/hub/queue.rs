@@ -151,4 +151,8 @@ pub(super) struct WatchStart {
     pub backlog: Option<Vec<Arc<Published>>>,
     /// The public delay this watcher sees events with (0: live).
     pub delay_ms: u64,
+    /// When the game's last event was recorded (monotonic ms) at registration: a public
+    /// watcher of a game that already ended hears the end no earlier than `delay` after
+    /// it, as it would have after the final event.
+    pub last_ms: u64,
 }

@@ -162,6 +162,9 @@ pub(super) trait Registry: Send + Sync {
     /// Forgets the game `id` if `tx` is still its task's channel and `idle()` holds
     /// (checked under the registry's lock); returns whether it did.
     fn evict(&self, id: &str, tx: &mpsc::Sender<Msg>, idle: &dyn Fn() -> bool) -> bool;
+    /// Sends `msg` to the game `id` loaded anew (a task that left memory passes on what
+    /// came after it was forgotten and must outlive it).
+    fn forward(self: Arc<Self>, id: String, msg: Msg);
 }
 
 /// How many recent events a task keeps for watchers that resume close behind.
@@ -259,7 +262,18 @@ impl GameTask {
                         // What was queued before the hub forgot this task is still
                         // done here; later callers load the game anew.
                         while let Ok(msg) = self.rx.try_recv() {
-                            self.handle(msg).await;
+                            match msg {
+                                // A watch that goes on past the end (a bound board's)
+                                // registered here would be left with a task that is gone
+                                // and never hear the events recorded after: it registers
+                                // with the game loaded anew.
+                                Msg::Watch { ref queue, .. } if queue.through_end => {
+                                    if let Some(hub) = self.hub.upgrade() {
+                                        hub.forward(self.meta.id.clone(), msg);
+                                    }
+                                }
+                                msg => self.handle(msg).await,
+                            }
                         }
                         drop(self.alive);
                         return;
@@ -365,6 +379,7 @@ impl GameTask {
                     last_seq,
                     backlog,
                     delay_ms,
+                    last_ms: self.session.last_ms(),
                 });
             }
             Msg::LeaseLost => {}

@@ -456,6 +456,7 @@ mod memory {
     use crate::hub::*;
     use crate::rules::{Color, Variant};
     use crate::store::MemoryStore;
+    use std::time::Duration;
 
     fn hub(config: HubConfig) -> Arc<Hub> {
         Hub::with_config(
@@ -579,6 +580,79 @@ mod memory {
             )
             .await;
         assert!(matches!(third, Err(HubError::Full(2))), "{third:?}");
+        assert!(
+            hub.store().get_game("c").await.expect("store").is_none(),
+            "a game refused for want of room is not written (before, it was durable and \
+             unreachable until a restart)"
+        );
+    }
+
+    /// Loads whose callers go away (a deadline, a disconnect) while they wait for the
+    /// game's gate or while it loads leave no gate behind: before, each cancelled load
+    /// left its gate in the hub's map for ever.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cancelled_loads_leave_no_gate_behind() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = Arc::new(crate::store::SqliteStore::open(dir.path().join("a.db")).expect("db"));
+        let first = Hub::new(store.clone(), false);
+        finished(&first, "g").await;
+        first.shutdown().await;
+        let hub = Hub::new(store, false);
+        assert_eq!(hub.recover().await.expect("recovered"), 0);
+        for _ in 0..200 {
+            // Polled once, then dropped.
+            let _ = futures_util::FutureExt::now_or_never(hub.game("g"));
+        }
+        for _ in 0..400 {
+            if hub.loading_gates().is_empty() && hub.loaded() == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(hub.loading_gates().len(), 0, "no gate left");
+        assert_eq!(hub.loaded(), 1, "the game loaded once");
+    }
+
+    /// A creation whose caller goes away while the game is written still completes: the
+    /// game is durable, in memory and announced to the round streams. Before, a caller
+    /// gone between the write and the task left a game that was durable but neither
+    /// loaded nor announced.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_creation_whose_caller_left_is_loaded_and_announced() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = Arc::new(crate::store::SqliteStore::open(dir.path().join("a.db")).expect("db"));
+        let hub = Hub::new(store, false);
+        let mut announced = hub.subscribe_created();
+        for i in 0..20 {
+            let call = hub.create(
+                GameMeta {
+                    id: format!("g{i}"),
+                    event: "Open".into(),
+                    ..GameMeta::default()
+                },
+                GameSettings::new(Variant::Russian),
+                None,
+                Actor::Arbiter("a".into()),
+            );
+            let _ = tokio::time::timeout(Duration::from_micros(1), call).await;
+        }
+        let written = || async {
+            let filter = crate::store::GameFilter::default();
+            hub.store().list_games(&filter).await.expect("list").len()
+        };
+        for _ in 0..400 {
+            if written().await == 20 && hub.loaded() == 20 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(written().await, 20, "every creation completed");
+        assert_eq!(hub.loaded(), 20, "every game written is in memory");
+        let mut heard = 0;
+        while announced.try_recv().is_ok() {
+            heard += 1;
+        }
+        assert_eq!(heard, 20, "every game written was announced");
     }
 
     /// The finished flag and the summary are written with the events that finish the

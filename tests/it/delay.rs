@@ -469,3 +469,187 @@ async fn a_delayed_game_does_not_hold_back_the_rest_of_its_round() {
         assert_eq!(opened.elapsed(), Duration::ZERO);
     }
 }
+
+/// Finishes the game (the arbiter resigns it for White); returns the seq of its final
+/// event and the instant.
+async fn finish(api: &Api) -> (u64, Instant) {
+    let r = api
+        .resign(req(
+            "arb",
+            pb::ResignRequest {
+                game_id: "g".into(),
+                side: pb::Side::White as i32,
+                expected_seq: 0,
+            },
+        ))
+        .await
+        .expect("resigned")
+        .into_inner();
+    let seq = r.events.last().expect("an event").seq;
+    (seq, Instant::now())
+}
+
+async fn unfinished_listed(api: &Api, token: &str) -> usize {
+    api.list_games(req(
+        token,
+        pb::ListGamesRequest {
+            event: "Open".into(),
+            unfinished_only: true,
+            ..Default::default()
+        },
+    ))
+    .await
+    .expect("list")
+    .into_inner()
+    .games
+    .len()
+}
+
+/// ListGames with `unfinished_only`: the public still lists a game that finished less
+/// than its delay ago (before, the store's live flag dropped it at once, telling viewers
+/// that the game was over); the arbiter does not.
+#[tokio::test(start_paused = true)]
+async fn unfinished_only_lists_what_the_public_sees_unfinished() {
+    let api = api();
+    game_with_a_move(&api).await;
+    finish(&api).await;
+    assert_eq!(unfinished_listed(&api, "arb").await, 0, "over, live");
+    for public in ["view", "other"] {
+        assert_eq!(
+            unfinished_listed(&api, public).await,
+            1,
+            "{public}: not yet"
+        );
+    }
+    advance(Duration::from_millis(DELAY)).await;
+    assert_eq!(unfinished_listed(&api, "view").await, 0, "over, publicly");
+}
+
+/// After a restart, a game that finished within its delay is not listed from its stored
+/// summary (which tells the result): the public sees it as it was, unfinished.
+#[tokio::test(start_paused = true)]
+async fn a_restart_does_not_list_a_result_still_behind_the_delay() {
+    let store = Arc::new(MemoryStore::new());
+    let first = Hub::new(store.clone(), false);
+    let api = api_over(first.clone());
+    game_with_a_move(&api).await;
+    finish(&api).await;
+    first.shutdown().await;
+    let second = Hub::new(store, false);
+    second.recover().await.expect("recovered");
+    let api = api_over(second);
+    let listed = api
+        .list_games(req(
+            "view",
+            pb::ListGamesRequest {
+                event: "Open".into(),
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect("list")
+        .into_inner()
+        .games;
+    assert_eq!(listed.len(), 1);
+    assert_ne!(listed[0].status, pb::GameStatus::Finished as i32);
+    assert_eq!(listed[0].result, pb::GameResult::Unspecified as i32);
+    assert_eq!(unfinished_listed(&api, "view").await, 1);
+}
+
+/// A viewer who opens WatchGame on a finished game at its final seq hears the end no
+/// earlier than the public sees the final event (before, the stream ended at once, which
+/// told the viewer that the game was over); a shutdown meanwhile ends it at once with
+/// UNAVAILABLE.
+#[tokio::test(start_paused = true)]
+async fn a_stream_past_the_final_event_ends_after_the_delay() {
+    let hub = Hub::new(Arc::new(MemoryStore::new()), false);
+    let api = api_over(hub.clone());
+    game_with_a_move(&api).await;
+    let (last, finished) = finish(&api).await;
+    let open = |from_seq| {
+        let api = api.clone();
+        async move {
+            api.watch_game(req(
+                "view",
+                pb::WatchGameRequest {
+                    game_id: "g".into(),
+                    from_seq,
+                },
+            ))
+            .await
+            .expect("watch")
+            .into_inner()
+        }
+    };
+    let mut s = open(last).await;
+    assert!(s.next().await.is_none(), "the stream ends");
+    assert_eq!(
+        finished.elapsed(),
+        Duration::from_millis(DELAY),
+        "when the final event is public"
+    );
+    let now = Instant::now();
+    let mut s = open(last).await;
+    assert!(s.next().await.is_none());
+    assert_eq!(now.elapsed(), Duration::ZERO, "public by now: at once");
+    // A game that has just finished, a viewer at its end, then the server stops.
+    let began = Instant::now();
+    let hub = Hub::new(Arc::new(MemoryStore::new()), false);
+    let api = api_over(hub.clone());
+    game_with_a_move(&api).await;
+    let (last, _) = finish(&api).await;
+    let mut s = api
+        .watch_game(req(
+            "view",
+            pb::WatchGameRequest {
+                game_id: "g".into(),
+                from_seq: last,
+            },
+        ))
+        .await
+        .expect("watch")
+        .into_inner();
+    let reader = tokio::spawn(async move { s.next().await });
+    tokio::task::yield_now().await;
+    hub.shutdown().await;
+    let item = reader.await.expect("reader").expect("an item");
+    assert_eq!(
+        item.expect_err("the end at shutdown").code(),
+        tonic::Code::Unavailable
+    );
+    assert!(
+        began.elapsed() < Duration::from_millis(DELAY),
+        "not after the delay"
+    );
+}
+
+/// A viewer acting for a player is refused without being told whose turn it is (the
+/// side to move is live; the viewer sees the game behind its delay); an unknown game is
+/// still NOT_FOUND.
+#[tokio::test(start_paused = true)]
+async fn a_refused_viewer_is_not_told_the_side_to_move() {
+    let api = api();
+    game_with_a_move(&api).await;
+    let submit = |game: &str| {
+        api.submit_move(req(
+            "view",
+            pb::SubmitMoveRequest {
+                game_id: game.into(),
+                r#move: "f6-g5".into(),
+                ..Default::default()
+            },
+        ))
+    };
+    let e = submit("g").await.expect_err("refused");
+    assert_eq!(e.code(), tonic::Code::PermissionDenied);
+    let m = e.message().to_lowercase();
+    assert!(
+        !m.contains("black") && !m.contains("white"),
+        "names no side: {}",
+        e.message()
+    );
+    assert_eq!(
+        submit("nope").await.expect_err("refused").code(),
+        tonic::Code::NotFound
+    );
+}
