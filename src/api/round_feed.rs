@@ -875,6 +875,53 @@ mod tests {
     use crate::rules::Variant;
     use crate::store::MemoryStore;
 
+    /// An empty feed of round 1 of event E, and a stream on it for `role`.
+    fn stream_on(hub: &Arc<Hub>, role: Role, audience: Audience) -> (Arc<Feed>, Follower) {
+        let feed = Arc::new(Feed {
+            state: Mutex::new(FeedState {
+                standing: Standing::new("E", "1"),
+                ids: Vec::new(),
+                ended: Vec::new(),
+                failed: None,
+            }),
+            key: FeedKey {
+                event: "E".into(),
+                round: "1".into(),
+                audience,
+            },
+            tx: broadcast::channel(8).0,
+            ready: watch::channel(true).1,
+        });
+        let follower = Follower {
+            hub: hub.clone(),
+            feed: feed.clone(),
+            role,
+            audience,
+            standing: Standing::new("E", "1"),
+            games: Vec::new(),
+            by_feed: Vec::new(),
+        };
+        (feed, follower)
+    }
+
+    /// Creates game `id` in round 1 of event E.
+    async fn create(hub: &Arc<Hub>, id: &str) -> crate::hub::GameHandle {
+        let meta = GameMeta {
+            id: id.into(),
+            event: "E".into(),
+            round: "1".into(),
+            ..GameMeta::default()
+        };
+        hub.create(
+            meta,
+            GameSettings::new(Variant::Russian),
+            None,
+            Actor::Arbiter("x".into()),
+        )
+        .await
+        .expect("created")
+    }
+
     /// Two games join the round while a stream is open, and the feed publishes the later
     /// one's first message first: the stream still lists them in the feed's order, so
     /// its cursor is the feed's (before, it listed them as their messages came, and a
@@ -883,46 +930,9 @@ mod tests {
     async fn games_that_join_keep_the_feeds_order() {
         let hub = Hub::new(Arc::new(MemoryStore::new()), false);
         for id in ["a", "b", "c"] {
-            let meta = GameMeta {
-                id: id.into(),
-                event: "E".into(),
-                round: "1".into(),
-                ..GameMeta::default()
-            };
-            hub.create(
-                meta,
-                GameSettings::new(Variant::Russian),
-                None,
-                Actor::Arbiter("x".into()),
-            )
-            .await
-            .expect("created");
+            create(&hub, id).await;
         }
-        let key = FeedKey {
-            event: "E".into(),
-            round: "1".into(),
-            audience: Audience::Live,
-        };
-        let feed = Arc::new(Feed {
-            state: Mutex::new(FeedState {
-                standing: Standing::new("E", "1"),
-                ids: Vec::new(),
-                ended: Vec::new(),
-                failed: None,
-            }),
-            key,
-            tx: broadcast::channel(8).0,
-            ready: watch::channel(true).1,
-        });
-        let mut follower = Follower {
-            hub: hub.clone(),
-            feed: feed.clone(),
-            role: Role::Arbiter { event: None },
-            audience: Audience::Live,
-            standing: Standing::new("E", "1"),
-            games: Vec::new(),
-            by_feed: Vec::new(),
-        };
+        let (feed, mut follower) = stream_on(&hub, Role::Arbiter { event: None }, Audience::Live);
         // The stream opened on `a`; `b` and `c` joined the feed after it, in that order.
         let a = follower
             .add("a", 1)
@@ -969,21 +979,7 @@ mod tests {
                 ..crate::hub::HubConfig::default()
             },
         );
-        let meta = GameMeta {
-            id: "a".into(),
-            event: "E".into(),
-            round: "1".into(),
-            ..GameMeta::default()
-        };
-        let g = hub
-            .create(
-                meta,
-                GameSettings::new(Variant::Russian),
-                None,
-                Actor::Arbiter("x".into()),
-            )
-            .await
-            .expect("created");
+        let g = create(&hub, "a").await;
         g.command(
             Actor::Arbiter("x".into()),
             crate::game::Command::Start,
@@ -992,30 +988,7 @@ mod tests {
         )
         .await
         .expect("started");
-        let feed = Arc::new(Feed {
-            state: Mutex::new(FeedState {
-                standing: Standing::new("E", "1"),
-                ids: Vec::new(),
-                ended: Vec::new(),
-                failed: None,
-            }),
-            key: FeedKey {
-                event: "E".into(),
-                round: "1".into(),
-                audience: Audience::Public,
-            },
-            tx: broadcast::channel(8).0,
-            ready: watch::channel(true).1,
-        });
-        let mut follower = Follower {
-            hub: hub.clone(),
-            feed,
-            role: Role::Viewer,
-            audience: Audience::Public,
-            standing: Standing::new("E", "1"),
-            games: Vec::new(),
-            by_feed: Vec::new(),
-        };
+        let (_feed, mut follower) = stream_on(&hub, Role::Viewer, Audience::Public);
         let i = follower
             .add("a", 0)
             .await
