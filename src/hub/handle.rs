@@ -442,22 +442,18 @@ impl Watch {
         {
             // The public sees each event `delay` after it was recorded; a shutdown while
             // it waits ends the watch at once (the event stays unseen). The task tells
-            // its watchers' queues of a shutdown; a watch whose game had ended before it
-            // began has no queue at the task, and hears it from the hub.
+            // its watchers' queues of a shutdown, but a watch whose game had ended before
+            // it began has no queue at the task (it reads the held-back events from the
+            // log, or waits to end): it hears of it from the hub.
             let at = self
                 .game
                 .timeline()
                 .instant(recorded_ms.saturating_add(self.delay_ms));
-            let stopped = match &item {
-                Ok(WatchItem::End(_)) => Some(self.game.hub.upgrade()),
-                _ => None,
-            };
+            let hub = self.game.hub.upgrade();
             let mut stopped = std::pin::pin!(async move {
-                match stopped {
-                    Some(Some(hub)) => hub.stopped().await,
-                    // The hub is gone: so is the service.
-                    Some(None) => {}
-                    None => std::future::pending().await,
+                // The hub gone: so is the service.
+                if let Some(hub) = hub {
+                    hub.stopped().await;
                 }
             });
             loop {

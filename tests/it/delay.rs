@@ -353,6 +353,36 @@ async fn shutdown_ends_a_delayed_stream_at_once() {
     );
 }
 
+/// The same for a finished game whose last events are still held back: its watch is
+/// not at the game's task (which ended it at registration), and still ends at once with
+/// UNAVAILABLE. Before, shutdown waited out the delay (up to 24 hours) for it.
+#[tokio::test(start_paused = true)]
+async fn shutdown_ends_a_finished_games_delayed_stream_at_once() {
+    let hub = Hub::new(Arc::new(MemoryStore::new()), false);
+    let api = api_over(hub.clone());
+    game_with_a_move(&api).await;
+    finish(&api).await;
+    let mut s = api
+        .watch_game(req(
+            "view",
+            pb::WatchGameRequest {
+                game_id: "g".into(),
+                from_seq: 1,
+            },
+        ))
+        .await
+        .expect("watch")
+        .into_inner();
+    let began = Instant::now();
+    let reader = tokio::spawn(async move { s.next().await });
+    tokio::task::yield_now().await;
+    hub.shutdown().await;
+    let first = reader.await.expect("reader").expect("an item");
+    let e = first.expect_err("the end, not a held-back event");
+    assert_eq!(e.code(), tonic::Code::Unavailable);
+    assert_eq!(began.elapsed(), Duration::ZERO, "at once");
+}
+
 /// `arbiter_delayed_events` counts what the delay still holds back from the public:
 /// the start and the move (and its press) while they wait, none once the delay is over.
 #[tokio::test(start_paused = true)]
