@@ -36,8 +36,23 @@ impl BroadcastService for Api {
         let role = self.broadcast_role(&req)?;
         let r = checked(req)?;
         let handle = self.game(&r.game_id).await?;
+        let audience = audience(&role, handle.meta());
+        // A seq the caller cannot have seen (past the last event as it sees the game) is
+        // refused rather than waited for in silence. Seqs only grow: one valid here is
+        // still valid when the watch registers.
+        let last = handle
+            .read_as(audience, |s, _| s.last_seq())
+            .await
+            .map_err(|e| status(&e))?;
+        if r.from_seq > last {
+            return Err(Status::out_of_range(format!(
+                "from_seq {}: past the last event of game {} (seq {last})",
+                r.from_seq,
+                handle.meta().id
+            )));
+        }
         let watch = handle
-            .watch_as(audience(&role, handle.meta()), r.from_seq)
+            .watch_as(audience, r.from_seq)
             .await
             .map_err(|e| status(&e))?;
         let stream = super::watch::watch(self.hub().metrics(), watch);
