@@ -140,7 +140,11 @@ pub fn session(
         let mut watch: Option<Watch> = None;
         let mut board_id = String::new();
         let mut bucket = Bucket::new(rate);
-        let mut ticks = tokio::time::interval(CLOCK_EVERY);
+        // The first clocks a second after the board binds (reset there), not at once:
+        // a tick already due when the bind is handled read the clocks the instant the
+        // game started.
+        let mut ticks =
+            tokio::time::interval_at(tokio::time::Instant::now() + CLOCK_EVERY, CLOCK_EVERY);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         // The board's last message and its game (for the record when the stream goes),
         // its health as this stream recorded it, and its place in the boards_bound gauge
@@ -291,6 +295,7 @@ pub fn session(
                         board_id = new_id;
                         farewell.to = Some((h.clone(), board_id.clone()));
                         bound = Some(h);
+                        ticks.reset();
                         yield Ok(pb::BoardFeedback { message_id: id, kind: Some(pb::board_feedback::Kind::Bound(game)) });
                     }
                     Err(s) => yield Ok(rejected(id, &s)),
