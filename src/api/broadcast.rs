@@ -136,7 +136,7 @@ impl Api {
         let froms = froms(&metas);
         let mut watches = Vec::new();
         for (m, from) in metas.iter().zip(froms) {
-            watches.extend(join(self.hub(), &role, &m.id, from).await?);
+            watches.extend(join(self.hub(), &role, &m.id, from, None).await?);
         }
         let round = Round {
             event: r.event,

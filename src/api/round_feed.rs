@@ -33,7 +33,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_stream::{Stream, StreamExt};
 use tonic::Status;
 
-use super::auth::{Role, audience};
+use super::auth::Role;
 use super::convert::resync_pb;
 use super::error::status;
 use super::frame::{Encoded, EventFrame};
@@ -350,7 +350,7 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
                         continue;
                     }
                     // A game that joins is followed from its start.
-                    match join(&hub, &key.role(), &meta.id, 0).await {
+                    match join(&hub, &key.role(), &meta.id, 0, None).await {
                         Ok(Some(w)) => {
                             let i = feed.lock().index(&meta.id, 0);
                             map.push(game_stream(i, w));
@@ -493,17 +493,12 @@ impl Follower {
         if from >= until {
             return Ok(out);
         }
-        let handle = match self.hub.game(&self.games[i].id).await {
-            Ok(h) => h,
-            Err(HubError::Quarantined { .. }) => return Ok(out),
-            Err(e) => return Err(status(&e)),
-        };
         // In the place the stream holds for the game: catching up takes no second one.
-        let audience = audience(&self.role, handle.meta());
-        let mut w = handle
-            .watch_in(&self.games[i].permit, audience, from)
-            .await
-            .map_err(|e| status(&e))?;
+        let game = &self.games[i];
+        let Some(mut w) = join(&self.hub, &self.role, &game.id, from, Some(&game.permit)).await?
+        else {
+            return Ok(out);
+        };
         while w.last_seq() < until {
             match next_pb(&mut w).await {
                 Some(Ok(mut e)) => {

@@ -19,7 +19,7 @@ use super::cursor::Cursor;
 use super::error::status;
 use super::pb;
 use crate::hub::metrics::{Metrics, WatchKind};
-use crate::hub::{GameMeta, Hub, HubError, Watch, WatchEnd, WatchItem};
+use crate::hub::{GameMeta, Hub, HubError, Watch, WatchEnd, WatchItem, WatchPermit};
 use crate::store::GameFilter;
 
 /// The next message of a watch as the API sends it; `None` at the end.
@@ -243,7 +243,7 @@ pub(super) fn watch_round(
                             continue;
                         }
                         // A game that joins is watched from its start.
-                        match join(&hub, &role, &meta.id, 0).await {
+                        match join(&hub, &role, &meta.id, 0, None).await {
                             Ok(Some(w)) => {
                                 standing.push(&meta.id, 0);
                                 map.push(game_stream(w));
@@ -296,21 +296,25 @@ pub(super) async fn joining(
 }
 
 /// A round stream's watch of a game, as `role` may see it, after `from`; `None` for a
-/// game found quarantined as it loads (left out of the stream).
+/// game found quarantined as it loads (left out of the stream). With `permit`, in the
+/// place the stream already holds among the game's watchers (no second one taken).
 pub(super) async fn join(
     hub: &Arc<Hub>,
     role: &Role,
     id: &str,
     from: u64,
+    permit: Option<&WatchPermit>,
 ) -> Result<Option<Watch>, Status> {
     let handle = match hub.game(id).await {
         Ok(h) => h,
         Err(HubError::Quarantined { .. }) => return Ok(None),
         Err(e) => return Err(status(&e)),
     };
-    handle
-        .watch_as(audience(role, handle.meta()), from)
-        .await
-        .map(Some)
-        .map_err(|e| status(&e))
+    let audience = audience(role, handle.meta());
+    match permit {
+        Some(permit) => handle.watch_in(permit, audience, from).await,
+        None => handle.watch_as(audience, from).await,
+    }
+    .map(Some)
+    .map_err(|e| status(&e))
 }

@@ -602,6 +602,7 @@ impl Hub {
     /// The store failing, the memory limit.
     pub async fn listing(self: &Arc<Self>, filter: &GameFilter) -> Result<Vec<Listed>, HubError> {
         let records = self.store.list_games(filter).await?;
+        let now = self.now().wall;
         let mut out = Vec::with_capacity(records.len());
         for record in records {
             if let Some(h) = self.games().get(&record.game_id) {
@@ -620,8 +621,7 @@ impl Hub {
             }
             // A game that finished within its public delay (before a restart: it would
             // not have left memory) is loaded, so the public sees it as it was then.
-            let now = self.now();
-            match stored.filter(|s| !within_delay(s, now.wall)) {
+            match stored.filter(|s| !within_delay(s, now)) {
                 Some(summary) => out.push(Listed::Stored(meta(), summary)),
                 None => match self.game(&record.game_id).await {
                     Ok(h) => out.push(Listed::Live(h)),
@@ -1063,12 +1063,12 @@ fn quarantined(id: &str, quarantine: Quarantine) -> HubError {
 /// Whether the public still sees a finished game as unfinished at `now`: it finished
 /// less than its broadcast delay ago.
 fn within_delay(summary: &GameSummary, now: chrono::DateTime<chrono::Utc>) -> bool {
-    let delay = summary.settings.broadcast_delay_ms;
+    let delay = i64::try_from(summary.settings.broadcast_delay_ms).unwrap_or(i64::MAX);
     delay > 0
-        && summary.stamps.finished.is_some_and(|finished| {
-            finished + chrono::Duration::milliseconds(i64::try_from(delay).unwrap_or(i64::MAX))
-                > now
-        })
+        && summary
+            .stamps
+            .finished
+            .is_some_and(|finished| (now - finished).num_milliseconds() < delay)
 }
 
 /// A game's place among the loaded games while it is being created
