@@ -136,3 +136,19 @@ impl fmt::Display for ReplayError {
 }
 
 impl std::error::Error for ReplayError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::movetext::parse_move;
+    use crate::rules::{Position, Variant};
+
+    /// RU 1.4.1: a move from a square without a piece of the side to move cites the rule
+    /// in the refusal's `rule`, as an out-of-turn move on a board does.
+    #[test]
+    fn ru_1_4_1_a_move_without_a_piece_of_the_side_to_move_names_the_rule() {
+        let p = Position::start(Variant::Russian);
+        let refused = parse_move("c5-d6", &p).expect_err("no piece there");
+        assert_eq!(GameError::IllegalMove(refused).rule(), Some("RU 1.4.1"));
+    }
+}

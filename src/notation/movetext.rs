@@ -419,20 +419,28 @@ mod tests {
         assert_eq!(parse_move(" c3-d4! ", &p), Ok(m));
         assert_eq!(write_move(&p, &m), "c3-d4");
         assert!(matches!(parse_move("c3-c4", &p), Err(MoveError::Square(_))));
-        let out_of_turn = parse_move("c5-d6", &p);
-        assert!(matches!(out_of_turn, Err(MoveError::NoPiece { .. })));
-        assert!(
-            out_of_turn
-                .expect_err("refused")
-                .to_string()
-                .contains("(RU 1.4.1"),
-            "the refusal cites the rule"
-        );
+        assert!(matches!(
+            parse_move("c5-d6", &p),
+            Err(MoveError::NoPiece { .. })
+        ));
         assert!(matches!(
             parse_move("c3-e5", &p),
             Err(MoveError::Illegal { .. })
         ));
         assert!(matches!(parse_move("c3", &p), Err(MoveError::Malformed(_))));
+    }
+
+    /// RU 1.4.1: players alternate, each moving a piece of their own. A written move from
+    /// a square without a piece of the side to move cites it, as the board path does.
+    #[test]
+    fn ru_1_4_1_a_move_from_a_square_without_a_piece_of_the_side_to_move_cites_it() {
+        let p = Position::start(Variant::Russian);
+        let out_of_turn = parse_move("c5-d6", &p).expect_err("refused");
+        assert!(matches!(out_of_turn, MoveError::NoPiece { .. }));
+        assert!(
+            out_of_turn.to_string().contains("(RU 1.4.1"),
+            "the refusal cites the rule"
+        );
     }
 
     #[test]
