@@ -106,6 +106,10 @@ pub const ALIVE_EVERY: Duration = Duration::from_secs(1);
 /// events share the writer's group commits.
 const RECOVERY_PARALLEL: usize = 8;
 
+/// A test's hook on the next eviction (see `Hub::on_evict`).
+#[cfg(test)]
+type OnEvict = Box<dyn FnOnce(&GameHandle) + Send>;
+
 /// All live games, their store and the shutdown signal.
 pub struct Hub {
     store: Arc<dyn EventStore>,
@@ -142,6 +146,10 @@ pub struct Hub {
     /// Every game created, announced once it is durable and loaded (round streams add
     /// it); a listener that falls behind lists the store again.
     created: broadcast::Sender<Arc<GameMeta>>,
+    /// Tests: run once on the handle of the next game evicted, just after it left the
+    /// map (a caller that took the handle before, reaching the task as it leaves).
+    #[cfg(test)]
+    on_evict: Mutex<Option<OnEvict>>,
 }
 
 /// How many creations a round stream may fall behind before it lists again.
@@ -192,6 +200,8 @@ impl Hub {
             loading: Mutex::new(HashMap::new()),
             creating: std::sync::atomic::AtomicUsize::new(0),
             created: broadcast::channel(CREATED_QUEUE).0,
+            #[cfg(test)]
+            on_evict: Mutex::new(None),
         });
         if let Some(losses) = losses {
             tokio::spawn(watch_store(Arc::downgrade(&hub), losses, hints));
@@ -810,8 +820,18 @@ impl Hub {
         let mut games = self.games();
         let ours = games.get(id).is_some_and(|h| h.tx.same_channel(tx));
         if ours && idle() {
-            games.remove(id);
+            let _removed = games.remove(id);
             drop(games);
+            #[cfg(test)]
+            if let (Some(f), Some(h)) = (
+                self.on_evict
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take(),
+                &_removed,
+            ) {
+                f(h);
+            }
             if self.store.holds(id) && tokio::runtime::Handle::try_current().is_ok() {
                 // Another node may serve the game at once (a finished game, mostly).
                 let store = self.store.clone();

@@ -551,6 +551,70 @@ mod memory {
         );
     }
 
+    /// A bound board's watch (one that goes on past the end) reaching a finished game's
+    /// task in the instant the task leaves memory is passed on to the game loaded anew,
+    /// and hears what is recorded after: before, the departing task registered it and
+    /// ended, and the board never heard of the game again. The hook sends the watch on a
+    /// handle taken before the eviction, after the task found itself idle and left the
+    /// map, before it closed its channel: the window of the race, made deterministic.
+    #[tokio::test]
+    async fn a_board_watch_reaching_a_leaving_task_goes_to_the_game_loaded_anew() {
+        use crate::game::{ArbiterAction, EventKind, Given};
+        use crate::hub::queue::WatchQueue;
+        use tokio::sync::oneshot;
+
+        let hub = hub(HubConfig {
+            evict_after: Duration::from_millis(20),
+            ..HubConfig::default()
+        });
+        let queue = Arc::new(WatchQueue::new(16, true));
+        let (reply, started) = oneshot::channel();
+        let sent = queue.clone();
+        *hub.on_evict.lock().expect("hook") = Some(Box::new(move |h: &GameHandle| {
+            h.tx.try_send(task::Msg::Watch {
+                queue: sent,
+                from_seq: 3,
+                public: false,
+                reply,
+            })
+            .expect("queued behind the eviction");
+        }));
+        let old = finished(&hub, "g").await;
+        // Answered once the game is idle (20 ms) and the task left the map with the
+        // watch queued behind it.
+        let start = tokio::time::timeout(Duration::from_secs(2), started)
+            .await
+            .expect("answered")
+            .expect("registered");
+        let mut board = Watch::new(old, hub.store.clone(), queue, 3, start, None);
+        let warned = ArbiterAction::Warn { side: Color::White };
+        let given = Given {
+            reason: Some("unsporting".into()),
+            rule: None,
+        };
+        hub.game("g")
+            .await
+            .expect("loaded anew")
+            .command(
+                Actor::Arbiter("a".into()),
+                Command::Arbiter(warned, given),
+                None,
+                |_, _| (),
+            )
+            .await
+            .expect("a warning after the end");
+        let heard = tokio::time::timeout(Duration::from_secs(2), board.next())
+            .await
+            .expect("the board hears the game loaded anew, not a task that is gone");
+        match heard {
+            Some(Ok(WatchItem::Event(e))) => {
+                assert_eq!(e.event.seq, 4);
+                assert!(matches!(e.event.kind, EventKind::Warning { .. }), "{e:?}");
+            }
+            other => panic!("the warning: {other:?}"),
+        }
+    }
+
     /// Resident memory from `/proc/self/status` (Linux), for the report.
     fn resident_kib() -> Option<u64> {
         let status = std::fs::read_to_string("/proc/self/status").ok()?;
