@@ -15,7 +15,7 @@ use super::pb;
 use super::round_feed::{self, RoundStream};
 use super::service::Api;
 use super::validate::{RESUME_ENTRIES, checked};
-use super::watch::{Round, join};
+use super::watch::{Resume, Round, join, out_of_range, past_last};
 use crate::game::GameEvent;
 use crate::hub::metrics::WatchKind;
 use crate::hub::{GameMeta, HubError};
@@ -40,16 +40,13 @@ impl BroadcastService for Api {
         // A seq the caller cannot have seen (past the last event as it sees the game) is
         // refused rather than waited for in silence. Seqs only grow: one valid here is
         // still valid when the watch registers.
-        let last = handle
-            .read_as(audience, |s, _| s.last_seq())
-            .await
-            .map_err(|e| status(&e))?;
-        if r.from_seq > last {
-            return Err(Status::out_of_range(format!(
-                "from_seq {}: past the last event of game {} (seq {last})",
+        if let Some(last) = past_last(&handle, audience, r.from_seq).await? {
+            return Err(out_of_range(
+                "from_seq",
                 r.from_seq,
-                handle.meta().id
-            )));
+                &handle.meta().id,
+                last,
+            ));
         }
         let watch = handle
             .watch_as(audience, r.from_seq)
@@ -104,12 +101,28 @@ impl Api {
             .transpose()
             .map_err(|e| Status::invalid_argument(format!("from_cursor: {e}")))?;
         // Where the request says each game listed starts.
-        let froms = |metas: &[GameMeta]| -> Vec<u64> {
+        let froms = |metas: &[GameMeta]| -> Vec<Resume> {
             match &cursor {
-                Some(c) => c.resume(metas.iter().map(|m| m.id.as_str())),
+                Some(c) => c
+                    .resume(metas.iter().map(|m| m.id.as_str()))
+                    .into_iter()
+                    .map(|seq| Resume {
+                        seq,
+                        field: Some("from_cursor"),
+                    })
+                    .collect(),
                 None => metas
                     .iter()
-                    .map(|m| r.resume_from.get(&m.id).copied().unwrap_or(r.from_seq))
+                    .map(|m| match r.resume_from.get(&m.id) {
+                        Some(&seq) => Resume {
+                            seq,
+                            field: Some("resume_from"),
+                        },
+                        None => Resume {
+                            seq: r.from_seq,
+                            field: None,
+                        },
+                    })
                     .collect(),
             }
         };
@@ -136,7 +149,8 @@ impl Api {
         let froms = froms(&metas);
         let mut watches = Vec::new();
         for (m, from) in metas.iter().zip(froms) {
-            watches.extend(join(self.hub(), &role, &m.id, from, None).await?);
+            from.check(self.hub(), &role, &m.id).await?;
+            watches.extend(join(self.hub(), &role, &m.id, from.seq, None).await?);
         }
         let round = Round {
             event: r.event,

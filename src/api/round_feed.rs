@@ -38,7 +38,7 @@ use super::convert::resync_pb;
 use super::error::status;
 use super::frame::{Encoded, EventFrame};
 use super::pb;
-use super::watch::{Standing, count, join, joining, next_pb};
+use super::watch::{Resume, Standing, count, join, joining, next_pb};
 use crate::hub::metrics::WatchKind;
 use crate::hub::{Audience, GameHandle, GameMeta, Hub, HubError, Snapshot, WatchPermit};
 use crate::store::GameFilter;
@@ -609,7 +609,7 @@ pub(super) async fn open(
     hub: &Arc<Hub>,
     feeds: &Arc<Feeds>,
     req: RoundStream,
-    froms: &(dyn Fn(&[GameMeta]) -> Vec<u64> + Sync),
+    froms: &(dyn Fn(&[GameMeta]) -> Vec<Resume> + Sync),
 ) -> Result<impl Stream<Item = Result<EventFrame, Status>> + Send + use<>, Status> {
     let key = FeedKey {
         event: req.event.clone(),
@@ -643,12 +643,18 @@ pub(super) async fn open(
     // ended there.
     let mut targets = Vec::with_capacity(metas.len());
     for (m, from) in metas.iter().zip(froms) {
-        if let Some(i) = follower.add(&m.id, from).await? {
+        if let Some(i) = follower.add(&m.id, from.seq).await? {
             let f = state.standing.index_of(&m.id);
-            targets.push(match f {
+            let target = match f {
                 Some(f) => (state.standing.seq(f), state.ended[f]),
                 None => (0, false),
-            });
+            };
+            // A resume point the feed has not reached yet is looked at in the game
+            // itself (the feed may trail it by a message).
+            if from.seq > target.0 {
+                from.check(hub, &follower.role, &m.id).await?;
+            }
+            targets.push(target);
             if let Some(f) = f {
                 follower.place(f, i);
             }

@@ -19,7 +19,9 @@ use super::cursor::Cursor;
 use super::error::status;
 use super::pb;
 use crate::hub::metrics::{Metrics, WatchKind};
-use crate::hub::{GameMeta, Hub, HubError, Watch, WatchEnd, WatchItem, WatchPermit};
+use crate::hub::{
+    Audience, GameHandle, GameMeta, Hub, HubError, Watch, WatchEnd, WatchItem, WatchPermit,
+};
 use crate::store::GameFilter;
 
 /// The next message of a watch as the API sends it; `None` at the end.
@@ -293,6 +295,73 @@ pub(super) async fn joining(
             })
             .collect(),
     ))
+}
+
+/// The last seq of game `handle` as `audience` sees it (for the public of a delayed game,
+/// the last event already public) when `from` is past it: a resume point the caller
+/// cannot have reached, refused rather than waited for in silence. Seqs only grow, so
+/// one that passes here still passes when the watch registers.
+///
+/// # Errors
+/// The game's task gone (shutdown).
+pub(super) async fn past_last(
+    handle: &GameHandle,
+    audience: Audience,
+    from: u64,
+) -> Result<Option<u64>, Status> {
+    if from == 0 {
+        return Ok(None);
+    }
+    let last = handle
+        .read_as(audience, |s, _| s.last_seq())
+        .await
+        .map_err(|e| status(&e))?;
+    Ok((from > last).then_some(last))
+}
+
+/// `OUT_OF_RANGE` for a resume point past the last event of game `id` the caller can
+/// see (`what` names the request's field and, for a map, its key).
+pub(super) fn out_of_range(what: &str, from: u64, id: &str, last: u64) -> Status {
+    Status::out_of_range(format!(
+        "{what} {from}: past the last event of game {id} (seq {last})"
+    ))
+}
+
+/// Where a round stream starts a game: after `seq`, and whether the caller said so for
+/// this game (a `resume_from` entry or a cursor, named in `field`) rather than through
+/// the request-wide `from_seq`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Resume {
+    pub seq: u64,
+    pub field: Option<&'static str>,
+}
+
+impl Resume {
+    /// Refuses a resume point the caller gave for game `id` past the last event `role`
+    /// can see of it (the request-wide `from_seq` is not checked: games of a round differ
+    /// in length). A game found quarantined is left to the stream, which leaves it out.
+    ///
+    /// # Errors
+    /// `OUT_OF_RANGE`; the game failing to load.
+    pub(super) async fn check(&self, hub: &Arc<Hub>, role: &Role, id: &str) -> Result<(), Status> {
+        let Some(field) = self.field.filter(|_| self.seq > 0) else {
+            return Ok(());
+        };
+        let handle = match hub.game(id).await {
+            Ok(h) => h,
+            Err(HubError::Quarantined { .. }) => return Ok(()),
+            Err(e) => return Err(status(&e)),
+        };
+        match past_last(&handle, audience(role, handle.meta()), self.seq).await? {
+            Some(last) => Err(out_of_range(
+                &format!("{field}[{id:?}]"),
+                self.seq,
+                id,
+                last,
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A round stream's watch of a game, as `role` may see it, after `from`; `None` for a

@@ -654,3 +654,111 @@ async fn a_refused_viewer_is_not_told_the_side_to_move() {
         tonic::Code::NotFound
     );
 }
+
+/// WatchEvent: a `resume_from` entry or a cursor past the last event the caller can see
+/// of a game is OUT_OF_RANGE, naming the field and the game, as WatchGame's `from_seq` is
+/// (before, the stream opened and waited in silence for the game to reach it), on the
+/// public's shared feed ("view") and on a player's per-game stream of the same round
+/// ("other", a player of another game: this one is public for them). The arbiter, who
+/// sees the game live, resumes there; the request-wide `from_seq` is not checked (games
+/// of a round differ in length).
+#[tokio::test(start_paused = true)]
+async fn a_resume_point_past_what_the_caller_sees_is_out_of_range() {
+    let api = api();
+    game_with_a_move(&api).await;
+    let live = api
+        .get_game(req(
+            "arb",
+            pb::GetGameRequest {
+                game_id: "g".into(),
+            },
+        ))
+        .await
+        .expect("get")
+        .into_inner()
+        .last_seq;
+    assert!(live > 1, "the start and the move are recorded");
+    let open = |token: &'static str, r: pb::WatchEventRequest| {
+        let api = api.clone();
+        async move {
+            api.watch_event(req(
+                token,
+                pb::WatchEventRequest {
+                    event: "Open".into(),
+                    round: "1".into(),
+                    ..r
+                },
+            ))
+            .await
+        }
+    };
+    let resume = |seq| pb::WatchEventRequest {
+        resume_from: [("g".to_string(), seq)].into(),
+        ..Default::default()
+    };
+    for public in ["view", "other"] {
+        let Err(e) = open(public, resume(live)).await else {
+            panic!("{public}: a seq it has not seen was accepted");
+        };
+        assert_eq!(e.code(), tonic::Code::OutOfRange, "{public}");
+        assert_eq!(
+            e.message(),
+            format!("resume_from[\"g\"] {live}: past the last event of game g (seq 1)"),
+            "{public}"
+        );
+        open(public, resume(1))
+            .await
+            .unwrap_or_else(|e| panic!("{public}: what it has seen: {e}"));
+        open(
+            public,
+            pb::WatchEventRequest {
+                from_seq: live,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{public}: from_seq is request-wide: {e}"));
+    }
+    open("arb", resume(live)).await.expect("the arbiter saw it");
+    let Err(e) = open("arb", resume(live + 1)).await else {
+        panic!("a seq not recorded yet was accepted");
+    };
+    assert_eq!(e.code(), tonic::Code::OutOfRange);
+    // The arbiter's cursor after the live last event, handed to a viewer.
+    let mut s = open("arb", pb::WatchEventRequest::default())
+        .await
+        .expect("watch")
+        .into_inner();
+    let cursor = loop {
+        let e = s.next().await.expect("a message").expect("an event");
+        if e.seq == live {
+            break e.cursor.clone();
+        }
+    };
+    open(
+        "arb",
+        pb::WatchEventRequest {
+            from_cursor: cursor.clone(),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("the arbiter resumes on its cursor");
+    let Err(e) = open(
+        "view",
+        pb::WatchEventRequest {
+            from_cursor: cursor,
+            ..Default::default()
+        },
+    )
+    .await
+    else {
+        panic!("an arbiter's cursor past the public's last event was accepted");
+    };
+    assert_eq!(e.code(), tonic::Code::OutOfRange);
+    assert!(
+        e.message().starts_with("from_cursor[\"g\"]"),
+        "{}",
+        e.message()
+    );
+}
