@@ -2,38 +2,48 @@
 //! in one opaque string that a display gives back as `from_cursor` to resume exactly
 //! after the last message it received.
 //!
-//! A stream keeps its games in a fixed order: the games listed when it opened, by
-//! creation (`created_at_ms`, then id), then each game that joined later, in the order it
-//! joined (a later creation). A cursor is that list, each game as a 16-bit hash of its id
-//! and the last seq the stream sent of it, behind a version byte and a 32-bit hash of the
-//! stream's event and round:
+//! A cursor lists the stream's games, each as a 32-bit hash of its id and the last seq
+//! the stream sent of it, behind a version byte and a 32-bit hash of the stream's event
+//! and round:
 //!
-//! `base64url(1, fnv32(event NUL round) LE, varint n, n × (fnv16(id) LE, varint seq))`
+//! `base64url(2, fnv32(event NUL round) LE, varint n, n × (fnv32(id) LE, varint seq))`
 //!
-//! About 3–4 bytes a game (a round of 100 boards: a cursor of about 470 characters),
-//! where the game ids themselves would take 10–64. Resuming walks the games listed now in
-//! the same order beside the cursor's entries ([`Cursor::resume`]): a game whose hash is
-//! the next entry's takes its seq; a game not in the cursor (created after it was made)
-//! starts from its beginning; an entry whose game is no longer listed is skipped. Games
-//! are only ever appended to that order (a game is created after every game listed
-//! before it), so the walk meets the entries in order; the hash only has to tell a game
-//! from its neighbours in the list.
+//! About 5–6 bytes a game (a round of 100 boards: a cursor of about 680 characters),
+//! where the game ids themselves would take 10–64. Resuming matches each game listed now
+//! to the entry with its id's hash ([`Cursor::resume`]), whatever the order: a stream
+//! keeps its games in the order they joined it, which is not always the order of
+//! creation that a listing gives (two games created in the same millisecond, or a
+//! creation whose write finished after a later one's). A game not in the cursor (created
+//! after it was made) starts from its beginning; an entry whose game is no longer listed
+//! is left unused. Two games of the cursor with the same hash (one chance in about 2^32
+//! per pair) take their entries in list order.
+//!
+//! Version 1 cursors (16-bit id hashes, matched in list order: games that joined out of
+//! creation order resumed from their beginning) are still read, and matched by hash as
+//! version 2 ones are.
 //!
 //! The hashes are FNV-1a, computed here (they must stay the same across server versions
 //! and builds, which `std`'s hasher does not promise).
 
+use std::collections::{HashMap, VecDeque};
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-/// The cursor's form; a cursor of another form is refused.
-const VERSION: u8 = 1;
+/// The cursor's form; a cursor of another form (but [`VERSION_16`]) is refused.
+const VERSION: u8 = 2;
+
+/// The earlier form, with 16-bit id hashes.
+const VERSION_16: u8 = 1;
 
 /// What a cursor says: the stream it belongs to and, per game in stream order, the id
 /// hash and the last seq sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
     stream: u32,
-    entries: Vec<(u16, u64)>,
+    /// The ids' hashes are 32-bit ([`VERSION`]), not 16-bit ([`VERSION_16`]).
+    wide: bool,
+    entries: Vec<(u32, u64)>,
 }
 
 /// Why a cursor was refused (the message names the field).
@@ -62,8 +72,8 @@ impl Cursor {
 
     /// [`Cursor::encode`] from the hashes ([`Cursor::stream_hash`], [`Cursor::id_hash`]),
     /// which a stream computes once rather than at every message.
-    pub fn encode_hashed(stream: u32, games: impl ExactSizeIterator<Item = (u16, u64)>) -> String {
-        let mut bytes = Vec::with_capacity(8 + games.len() * 4);
+    pub fn encode_hashed(stream: u32, games: impl ExactSizeIterator<Item = (u32, u64)>) -> String {
+        let mut bytes = Vec::with_capacity(8 + games.len() * 6);
         bytes.push(VERSION);
         bytes.extend_from_slice(&stream.to_le_bytes());
         varint(&mut bytes, games.len() as u64);
@@ -80,7 +90,7 @@ impl Cursor {
     }
 
     /// The hash of a game id in cursors.
-    pub fn id_hash(id: &str) -> u16 {
+    pub fn id_hash(id: &str) -> u32 {
         id_hash(id)
     }
 
@@ -99,9 +109,11 @@ impl Cursor {
         let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| NOT_OURS)?;
         let mut at = bytes.as_slice();
         let (&version, rest) = at.split_first().ok_or(NOT_OURS)?;
-        if version != VERSION {
-            return Err(NOT_OURS);
-        }
+        let wide = match version {
+            VERSION => true,
+            VERSION_16 => false,
+            _ => return Err(NOT_OURS),
+        };
         let (stream, rest) = rest.split_first_chunk::<4>().ok_or(NOT_OURS)?;
         let stream = u32::from_le_bytes(*stream);
         at = rest;
@@ -116,32 +128,47 @@ impl Cursor {
         }
         let mut entries = Vec::with_capacity(n as usize);
         for _ in 0..n {
-            let (h, rest) = at.split_first_chunk::<2>().ok_or(NOT_OURS)?;
-            at = rest;
+            let h = if wide {
+                let (h, rest) = at.split_first_chunk::<4>().ok_or(NOT_OURS)?;
+                at = rest;
+                u32::from_le_bytes(*h)
+            } else {
+                let (h, rest) = at.split_first_chunk::<2>().ok_or(NOT_OURS)?;
+                at = rest;
+                u32::from(u16::from_le_bytes(*h))
+            };
             let seq = read_varint(&mut at).ok_or(NOT_OURS)?;
-            entries.push((u16::from_le_bytes(*h), seq));
+            entries.push((h, seq));
         }
         if !at.is_empty() {
             return Err(NOT_OURS);
         }
-        Ok(Cursor { stream, entries })
+        Ok(Cursor {
+            stream,
+            wide,
+            entries,
+        })
     }
 
-    /// For each of `ids` (the games listed now, in stream order), the seq to resume
-    /// after: its entry's, or 0 for a game the cursor does not know.
+    /// For each of `ids` (the games listed now), the seq to resume after: the entry with
+    /// its id's hash, whatever the order (see the module), or 0 for a game the cursor
+    /// does not know.
     pub fn resume<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> Vec<u64> {
-        let mut next = 0;
+        let mut by_hash: HashMap<u32, VecDeque<u64>> = HashMap::with_capacity(self.entries.len());
+        for &(h, seq) in &self.entries {
+            by_hash.entry(h).or_default().push_back(seq);
+        }
         ids.into_iter()
             .map(|id| {
-                let h = id_hash(id);
-                match self.entries[next..].iter().position(|(e, _)| *e == h) {
-                    Some(k) => {
-                        let seq = self.entries[next + k].1;
-                        next += k + 1;
-                        seq
-                    }
-                    None => 0,
-                }
+                let h = if self.wide {
+                    id_hash(id)
+                } else {
+                    u32::from(id_hash_16(id))
+                };
+                by_hash
+                    .get_mut(&h)
+                    .and_then(VecDeque::pop_front)
+                    .unwrap_or(0)
             })
             .collect()
     }
@@ -173,7 +200,13 @@ fn stream_hash(event: &str, round: &str) -> u32 {
     (h ^ (h >> 32)) as u32
 }
 
-fn id_hash(id: &str) -> u16 {
+fn id_hash(id: &str) -> u32 {
+    let h = fnv1a(&[id.as_bytes()]);
+    (h ^ (h >> 32)) as u32
+}
+
+/// A game id's hash in [`VERSION_16`] cursors.
+fn id_hash_16(id: &str) -> u16 {
     let h = fnv1a(&[id.as_bytes()]);
     (h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48)) as u16
 }
@@ -256,10 +289,47 @@ mod tests {
     }
 
     #[test]
-    fn a_round_of_100_boards_is_under_500_characters() {
+    fn a_round_of_100_boards_is_under_700_characters() {
         let games: Vec<(String, u64)> = (0..100).map(|i| (format!("open-r3-b{i}"), 120)).collect();
         let c = Cursor::encode("Open", "3", games.iter().map(|(i, s)| (i.as_str(), *s)));
-        assert!(c.len() < 500, "{}", c.len());
+        assert!(c.len() < 700, "{}", c.len());
+    }
+
+    /// A stream keeps its games in the order they joined; a listing gives them by
+    /// creation (millisecond, then id): "z" joined before "a", created in the same
+    /// millisecond. Each still resumes at its own seq (version 1 walked the list in order
+    /// and sent "z" again from its beginning).
+    #[test]
+    fn games_listed_in_another_order_resume_at_their_own_seqs() {
+        let c = enc(&[("old", 4), ("z", 7), ("a", 3)]);
+        let cur = Cursor::decode(&c, "Open", "3", 10).expect("ours");
+        assert_eq!(cur.resume(["old", "a", "new", "z"]), vec![4, 3, 0, 7]);
+    }
+
+    /// Games whose ids share a hash take their entries in list order.
+    #[test]
+    fn games_with_the_same_hash_take_their_entries_in_order() {
+        let cur = Cursor {
+            stream: stream_hash("Open", "3"),
+            wide: true,
+            entries: vec![(id_hash("p"), 5), (id_hash("q"), 6), (id_hash("p"), 8)],
+        };
+        assert_eq!(cur.resume(["p", "q", "p"]), vec![5, 6, 8]);
+    }
+
+    /// A version 1 cursor (16-bit hashes) made before an upgrade still resumes, matched
+    /// by hash too.
+    #[test]
+    fn a_version_1_cursor_still_resumes() {
+        let mut bytes = vec![VERSION_16];
+        bytes.extend_from_slice(&stream_hash("Open", "3").to_le_bytes());
+        varint(&mut bytes, 2);
+        for (id, seq) in [("z", 7), ("a", 3)] {
+            bytes.extend_from_slice(&id_hash_16(id).to_le_bytes());
+            varint(&mut bytes, seq);
+        }
+        let cur = Cursor::decode(&URL_SAFE_NO_PAD.encode(&bytes), "Open", "3", 10).expect("v1");
+        assert_eq!(cur.resume(["a", "z", "b"]), vec![3, 7, 0]);
     }
 
     proptest! {

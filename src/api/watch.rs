@@ -75,7 +75,7 @@ pub(super) struct Standing {
     /// The cursor's hash of the event and round.
     stream: u32,
     /// The cursor's hash of each game's id, in stream order.
-    hashes: Vec<u16>,
+    hashes: Vec<u32>,
     seqs: Vec<u64>,
     index: HashMap<String, usize>,
 }

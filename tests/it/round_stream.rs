@@ -307,6 +307,64 @@ async fn a_lagging_display_gets_a_resync_and_its_cursor_still_resumes() {
     );
 }
 
+/// Games that join a stream out of the order a listing gives them ("z" created before
+/// "a" in the same millisecond: the listing puts "a" first) resume at their own seqs
+/// from the stream's cursor: before, the cursor was matched in list order and "z" came
+/// again from its beginning (a display got `GameCreated`, `GameStarted` and every move
+/// twice). Paused time: every creation has the same millisecond.
+#[tokio::test(start_paused = true)]
+async fn games_that_joined_out_of_listing_order_resume_without_duplicates() {
+    let (_hub, api) = in_process(1024);
+    in_process_game(&api, "m", "5").await;
+    let mut stream = api
+        .watch_event(Request::new(watch_round("5")))
+        .await
+        .expect("watch")
+        .into_inner();
+    let mut seen = Seen::default();
+    while seen.last("m") < 2 {
+        seen.take(&next(&mut stream).await.expect("open").expect("event"));
+    }
+    for id in ["z", "a"] {
+        in_process_game(&api, id, "5").await;
+        while seen.last(id) < 2 {
+            seen.take(&next(&mut stream).await.expect("open").expect("event"));
+        }
+    }
+    api.submit_move(Request::new(submit("z", 0)))
+        .await
+        .expect("move");
+    let z = api
+        .get_game(Request::new(pb::GetGameRequest {
+            game_id: "z".into(),
+        }))
+        .await
+        .expect("get")
+        .into_inner()
+        .last_seq;
+    while seen.last("z") < z {
+        seen.take(&next(&mut stream).await.expect("open").expect("event"));
+    }
+    drop(stream);
+    let mut resumed = api
+        .watch_event(Request::new(pb::WatchEventRequest {
+            from_cursor: seen.cursor.clone(),
+            ..watch_round("5")
+        }))
+        .await
+        .expect("resume")
+        .into_inner();
+    api.submit_move(Request::new(submit("a", 0)))
+        .await
+        .expect("move");
+    let e = next(&mut resumed).await.expect("open").expect("event");
+    assert_eq!(
+        (e.game_id.as_str(), e.seq),
+        ("a", 3),
+        "the next event after the cursor, nothing again: {e:?}"
+    );
+}
+
 /// A display opened before the round's games exist waits for them; the stream ends
 /// once every game on it has finished.
 #[tokio::test]
