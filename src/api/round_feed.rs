@@ -62,14 +62,6 @@ impl FeedKey {
             unfinished_only: false,
         }
     }
-
-    /// The role the feed watches its games as: it sees what its audience sees.
-    fn role(&self) -> Role {
-        match self.audience {
-            Audience::Live => Role::Arbiter { event: None },
-            Audience::Public => Role::Viewer,
-        }
-    }
 }
 
 /// What a feed publishes.
@@ -247,19 +239,25 @@ fn game_stream(game: usize, mut w: crate::hub::Watch) -> GameStream {
     })
 }
 
-/// The watch of a game from where the feed's audience stands now.
-async fn watch_now(
+/// The feed's watch of a game, after `from` or (`None`) from where the feed's audience
+/// stands now; `None` for a game found quarantined. It takes no place among the game's
+/// watchers: each stream on the feed holds one.
+async fn feed_watch(
     hub: &Arc<Hub>,
     id: &str,
     audience: Audience,
+    from: Option<u64>,
 ) -> Result<Option<crate::hub::Watch>, HubError> {
     let handle = match hub.game(id).await {
         Ok(h) => h,
         Err(HubError::Quarantined { .. }) => return Ok(None),
         Err(e) => return Err(e),
     };
-    let now = handle.read_as(audience, |s, _| s.last_seq()).await?;
-    handle.watch_as(audience, now).await.map(Some)
+    let from = match from {
+        Some(seq) => seq,
+        None => handle.read_as(audience, |s, _| s.last_seq()).await?,
+    };
+    handle.watch_shared(audience, from).await.map(Some)
 }
 
 /// What woke a feed.
@@ -281,7 +279,7 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
         let metas = hub.list_by_creation(&filter).await?;
         let mut watches = Vec::with_capacity(metas.len());
         for m in metas {
-            if let Some(w) = watch_now(&hub, &m.id, key.audience).await? {
+            if let Some(w) = feed_watch(&hub, &m.id, key.audience, None).await? {
                 watches.push((m.id, w));
             }
         }
@@ -350,7 +348,10 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
                         continue;
                     }
                     // A game that joins is followed from its start.
-                    match join(&hub, &key.role(), &meta.id, 0, None).await {
+                    match feed_watch(&hub, &meta.id, key.audience, Some(0))
+                        .await
+                        .map_err(|e| status(&e))
+                    {
                         Ok(Some(w)) => {
                             let i = feed.lock().index(&meta.id, 0);
                             map.push(game_stream(i, w));

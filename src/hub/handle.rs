@@ -244,6 +244,16 @@ impl GameHandle {
         self.register(audience, from_seq, false, None).await
     }
 
+    /// Watches the game as `audience` sees it for a feed that many streams share (a
+    /// round's `WatchEvent` feed): it takes no place among the game's watchers, as each
+    /// stream on the feed holds one ([`GameHandle::watch_permit`]).
+    ///
+    /// # Errors
+    /// [`HubError::ShuttingDown`].
+    pub async fn watch_shared(&self, audience: Audience, from_seq: u64) -> Result<Watch, HubError> {
+        self.register(audience, from_seq, false, None).await
+    }
+
     async fn watch_with(
         &self,
         audience: Audience,

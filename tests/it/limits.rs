@@ -505,6 +505,90 @@ async fn watcher_caps() {
     }
 }
 
+/// A round's shared feed takes no watcher place of its own: with one place per game and
+/// one in all, a viewer's `WatchEvent` on a one-game round gets in and holds the place
+/// (a `WatchGame` beside it is refused, counting one stream), and gives it back when it
+/// leaves. Before, the feed took a place for each game too (and kept it half a second
+/// after its last stream), so the first viewer was refused.
+#[tokio::test]
+async fn a_round_feed_takes_no_place_of_its_own() {
+    use draughts_arbiter::api::auth::{Role, TokenConfig};
+    let token = |t: &str, role| TokenConfig {
+        token: t.into(),
+        role,
+    };
+    let (addr, _stop) = start_with(
+        FileLimits {
+            max_watchers_per_game: Some(1),
+            max_watchers: Some(1),
+            ..FileLimits::default()
+        },
+        vec![
+            token("arb", Role::Arbiter { event: None }),
+            token("view", Role::Viewer),
+        ],
+    )
+    .await;
+    let c = channel(addr).await;
+    fn as_<T>(t: &str, m: T) -> tonic::Request<T> {
+        let mut r = tonic::Request::new(m);
+        r.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {t}").parse().expect("header"),
+        );
+        r
+    }
+    games(c.clone())
+        .create_game(as_("arb", create("a")))
+        .await
+        .expect("create");
+    let mut b = BroadcastServiceClient::new(c.clone());
+    let round = || {
+        as_(
+            "view",
+            pb::WatchEventRequest {
+                event: "Limits".into(),
+                ..Default::default()
+            },
+        )
+    };
+    let game = || {
+        as_(
+            "view",
+            pb::WatchGameRequest {
+                game_id: "a".into(),
+                from_seq: 0,
+            },
+        )
+    };
+    let mut stream = b
+        .watch_event(round())
+        .await
+        .expect("the first viewer of the round")
+        .into_inner();
+    let first = stream.message().await.expect("open").expect("an event");
+    assert_eq!((first.game_id.as_str(), first.seq), ("a", 1));
+    let e = b.watch_game(game()).await.expect_err("the place is held");
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(
+        e.message().contains("has 1 watch streams open"),
+        "{}",
+        e.message()
+    );
+    drop(stream);
+    let t = Instant::now();
+    loop {
+        match b.watch_game(game()).await {
+            Ok(_) => break,
+            Err(e) if t.elapsed() < Duration::from_secs(3) => {
+                assert_eq!(e.code(), Code::ResourceExhausted);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("the place was not given back: {e:?}"),
+        }
+    }
+}
+
 /// The server binary as a child, killed when dropped.
 struct Child_ {
     child: Child,
