@@ -530,10 +530,17 @@ impl Check for pb::WatchGameRequest {
 
 impl Check for pb::WatchEventRequest {
     fn check(&self) -> Result<(), BadField> {
-        name("event", &self.event, NAME_BYTES)?;
         if self.event.is_empty() {
             return Err(bad("event", "required"));
         }
+        // Required here: `name`'s "leave it empty" would send the caller the wrong way.
+        if self.event.trim().is_empty() {
+            return Err(bad(
+                "event",
+                "only spaces; required: give the tournament's name",
+            ));
+        }
+        name("event", &self.event, NAME_BYTES)?;
         name("round", &self.round, NAME_BYTES)?;
         if self.resume_from.len() > RESUME_ENTRIES {
             return Err(bad(

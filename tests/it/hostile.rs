@@ -673,7 +673,7 @@ fn cases(id: &'static str) -> Vec<Case> {
         (
             "a watch of a blank event",
             Code::InvalidArgument,
-            "event: only spaces",
+            "event: only spaces; required: give the tournament's name",
             Box::new(move |c| {
                 call(async move {
                     BroadcastServiceClient::new(c)
