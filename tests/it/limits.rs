@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use draughts_arbiter::api::auth::{Role, TokenConfig};
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::board_service_client::BoardServiceClient;
 use draughts_arbiter::api::pb::broadcast_service_client::BroadcastServiceClient;
@@ -383,16 +384,29 @@ async fn connection_flood_gives_way_and_idle_connections_close() {
     assert!(took >= Duration::from_millis(1500), "closed after {took:?}");
 }
 
+/// A request with the bearer token `t`.
+fn as_<T>(t: &str, m: T) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(m);
+    r.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {t}").parse().expect("header"),
+    );
+    r
+}
+
+/// A token of `role`.
+fn token(t: &str, role: Role) -> TokenConfig {
+    TokenConfig {
+        token: t.into(),
+        role,
+    }
+}
+
 /// `max_watchers_per_game` and `max_watchers`: one more viewer is RESOURCE_EXHAUSTED; the
 /// game's own board still binds (the live audience's reserve); a watcher that leaves
 /// gives its place back.
 #[tokio::test]
 async fn watcher_caps() {
-    use draughts_arbiter::api::auth::{Role, TokenConfig};
-    let token = |t: &str, role| TokenConfig {
-        token: t.into(),
-        role,
-    };
     let (addr, _stop) = start_with(
         FileLimits {
             max_watchers_per_game: Some(2),
@@ -413,14 +427,6 @@ async fn watcher_caps() {
     )
     .await;
     let c = channel(addr).await;
-    fn as_<T>(t: &str, m: T) -> tonic::Request<T> {
-        let mut r = tonic::Request::new(m);
-        r.metadata_mut().insert(
-            "authorization",
-            format!("Bearer {t}").parse().expect("header"),
-        );
-        r
-    }
     for id in ["a", "b"] {
         games(c.clone())
             .create_game(as_("arb", create(id)))
@@ -512,11 +518,6 @@ async fn watcher_caps() {
 /// after its last stream), so the first viewer was refused.
 #[tokio::test]
 async fn a_round_feed_takes_no_place_of_its_own() {
-    use draughts_arbiter::api::auth::{Role, TokenConfig};
-    let token = |t: &str, role| TokenConfig {
-        token: t.into(),
-        role,
-    };
     let (addr, _stop) = start_with(
         FileLimits {
             max_watchers_per_game: Some(1),
@@ -530,14 +531,6 @@ async fn a_round_feed_takes_no_place_of_its_own() {
     )
     .await;
     let c = channel(addr).await;
-    fn as_<T>(t: &str, m: T) -> tonic::Request<T> {
-        let mut r = tonic::Request::new(m);
-        r.metadata_mut().insert(
-            "authorization",
-            format!("Bearer {t}").parse().expect("header"),
-        );
-        r
-    }
     games(c.clone())
         .create_game(as_("arb", create("a")))
         .await
