@@ -2,8 +2,8 @@
 
 use tonic::{Request, Response, Status};
 
-use super::auth::audience;
 use super::auth::{Action, Role};
+use super::auth::{audience, round_audience};
 use super::convert;
 use super::error::{auth_status, bad, status};
 use super::pb;
@@ -11,7 +11,7 @@ use super::service::{Api, role_name};
 use super::validate::checked;
 use crate::game::GameSummary;
 use crate::game::{Actor, Command};
-use crate::hub::{GameMeta, HubError, Listed, Pending, Quarantine};
+use crate::hub::{Audience, GameMeta, HubError, Listed, Pending, Quarantine};
 use crate::store::GameFilter;
 
 #[tonic::async_trait]
@@ -83,11 +83,7 @@ impl pb::game_service_server::GameService for Api {
         // The store's finished flag is the live one. A caller who sees some listed game
         // as the public does (behind its broadcast delay) must still see it unfinished
         // while the delay lasts: its filter runs on the views instead.
-        let live_on_all = match &role {
-            Role::Arbiter { event: None } => true,
-            Role::Arbiter { event: Some(e) } => *e == r.event,
-            _ => false,
-        };
+        let live_on_all = round_audience(&role, &r.event) == Some(Audience::Live);
         let public_unfinished = r.unfinished_only && !live_on_all;
         let filter = GameFilter {
             event: (!r.event.is_empty()).then_some(r.event),

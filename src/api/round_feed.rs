@@ -38,7 +38,7 @@ use super::convert::resync_pb;
 use super::error::status;
 use super::frame::{Encoded, EventFrame};
 use super::pb;
-use super::watch::{Resume, Standing, count, join, joining, next_pb};
+use super::watch::{Resume, Standing, count, join, joining, loaded, next_pb};
 use crate::hub::metrics::WatchKind;
 use crate::hub::{Audience, GameHandle, GameMeta, Hub, HubError, Snapshot, WatchPermit};
 use crate::store::GameFilter;
@@ -472,10 +472,8 @@ impl Follower {
 
     /// Adds a game at `from`; `None` for a game quarantined as it loads.
     async fn add(&mut self, id: &str, from: u64) -> Result<Option<usize>, Status> {
-        let handle = match self.hub.game(id).await {
-            Ok(h) => h,
-            Err(HubError::Quarantined { .. }) => return Ok(None),
-            Err(e) => return Err(status(&e)),
+        let Some(handle) = loaded(&self.hub, id).await? else {
+            return Ok(None);
         };
         let permit = handle.watch_permit(self.audience).map_err(|e| status(&e))?;
         self.games.push(Followed {

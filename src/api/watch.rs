@@ -347,10 +347,8 @@ impl Resume {
         let Some(field) = self.field.filter(|_| self.seq > 0) else {
             return Ok(());
         };
-        let handle = match hub.game(id).await {
-            Ok(h) => h,
-            Err(HubError::Quarantined { .. }) => return Ok(()),
-            Err(e) => return Err(status(&e)),
+        let Some(handle) = loaded(hub, id).await? else {
+            return Ok(());
         };
         match past_last(&handle, audience(role, handle.meta()), self.seq).await? {
             Some(last) => Err(out_of_range(
@@ -364,6 +362,19 @@ impl Resume {
     }
 }
 
+/// A round stream's game, loaded if need be; `None` for one found quarantined (left out
+/// of the stream).
+///
+/// # Errors
+/// The game failing to load otherwise.
+pub(super) async fn loaded(hub: &Arc<Hub>, id: &str) -> Result<Option<GameHandle>, Status> {
+    match hub.game(id).await {
+        Ok(h) => Ok(Some(h)),
+        Err(HubError::Quarantined { .. }) => Ok(None),
+        Err(e) => Err(status(&e)),
+    }
+}
+
 /// A round stream's watch of a game, as `role` may see it, after `from`; `None` for a
 /// game found quarantined as it loads (left out of the stream). With `permit`, in the
 /// place the stream already holds among the game's watchers (no second one taken).
@@ -374,10 +385,8 @@ pub(super) async fn join(
     from: u64,
     permit: Option<&WatchPermit>,
 ) -> Result<Option<Watch>, Status> {
-    let handle = match hub.game(id).await {
-        Ok(h) => h,
-        Err(HubError::Quarantined { .. }) => return Ok(None),
-        Err(e) => return Err(status(&e)),
+    let Some(handle) = loaded(hub, id).await? else {
+        return Ok(None);
     };
     let audience = audience(role, handle.meta());
     match permit {

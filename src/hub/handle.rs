@@ -241,7 +241,7 @@ impl GameHandle {
         audience: Audience,
         from_seq: u64,
     ) -> Result<Watch, HubError> {
-        self.register(audience, from_seq, false, None).await
+        self.watch_shared(audience, from_seq).await
     }
 
     /// Watches the game as `audience` sees it for a feed that many streams share (a
