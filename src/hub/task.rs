@@ -1,9 +1,9 @@
 //! One task per live game: it owns the game's [`Session`], its next clock deadline and its
 //! watchers. Commands reach it over a bounded channel with a reply; the whole commit
-//! (append durably → take the new state → publish) runs inside the task, so a caller that
-//! goes away mid-way cannot change the outcome: a command happened completely or not at
-//! all. The timer is the same task (`select!` over commands, the deadline and shutdown),
-//! shaped like mini-redis's `db.rs` purge task.
+//! (append durably → take the new state → answer → publish) runs inside the task, so a
+//! caller that goes away mid-way cannot change the outcome: a command happened completely
+//! or not at all. The timer is the same task (`select!` over commands, the deadline and
+//! shutdown), shaped like mini-redis's `db.rs` purge task.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
@@ -329,7 +329,21 @@ impl GameTask {
                     self.metrics.acknowledged(received.elapsed());
                 }
                 let now = self.now().mono_ms;
+                // The caller hears first, then the watchers: each woken watcher is work
+                // queued ahead of the caller's answer otherwise, and a move has hundreds.
+                // Nothing else of this game runs in between.
+                let held = match &result {
+                    Ok(events) if !events.is_empty() => Some(events.clone()),
+                    _ => None,
+                };
                 done(result.map(|events| (&self.session, now, events)));
+                if let Some(events) = held {
+                    if !self.watchers.is_empty() {
+                        // The caller's answer runs before the watchers are woken.
+                        tokio::task::yield_now().await;
+                    }
+                    self.release(&events);
+                }
             }
             Msg::Read { f, public } => {
                 let now = self.now().mono_ms;
@@ -434,7 +448,7 @@ impl GameTask {
                     }
                     None => decided,
                 };
-                self.commit(decided).await
+                self.commit_held(decided).await
             }
             Err(e) => {
                 if let Some(t) = ticked {
@@ -451,6 +465,14 @@ impl GameTask {
         &mut self,
         decided: Decided,
     ) -> Result<Vec<Arc<Published>>, HubError> {
+        let published = self.commit_held(decided).await?;
+        self.release(&published);
+        Ok(published)
+    }
+
+    /// [`Self::commit`] but for telling the watchers, which [`Self::release`] does: the
+    /// caller answers its command in between.
+    async fn commit_held(&mut self, decided: Decided) -> Result<Vec<Arc<Published>>, HubError> {
         if decided.events.is_empty() {
             return Ok(Vec::new());
         }
@@ -488,18 +510,24 @@ impl GameTask {
                 decided.events.len(),
             );
         }
-        let finished = self.session.result().is_some();
-        if !was_finished && finished {
+        if !was_finished && self.session.result().is_some() {
             self.metrics.game_finished();
         }
-        let published: Vec<Arc<Published>> = decided
+        Ok(decided
             .events
             .into_iter()
             .zip(decided.notes)
             .map(|(event, note)| Arc::new(Published { event, note }))
-            .collect();
-        self.publish(&published, finished);
-        Ok(published)
+            .collect())
+    }
+
+    /// Tells the watchers of events [`Self::commit_held`] recorded (the session is still
+    /// the one after them).
+    fn release(&mut self, events: &[Arc<Published>]) {
+        if !events.is_empty() {
+            let finished = self.session.result().is_some();
+            self.publish(events, finished);
+        }
     }
 
     /// Rebuilds the session from the log (after a conflicting write).
