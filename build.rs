@@ -48,7 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// The server side of `BroadcastService` once more, by hand, with the same routes and
 /// messages on the wire: its watch streams yield `crate::api::frame::EventFrame` (a
-/// `GameEvent`, or one encoded once for every stream of a round that sends it as it is)
+/// `GameEvent`, or one encoded once for every stream that sends it as it is)
 /// where the generated one yields `GameEvent`. Written to
 /// `$OUT_DIR/draughts.arbiter.v1.BroadcastService.rs`, included by `src/api/frame.rs`;
 /// the routes are the proto's (`tests/it/round_stream.rs` and the others call them with

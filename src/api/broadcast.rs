@@ -53,9 +53,7 @@ impl BroadcastService for Api {
             .await
             .map_err(|e| status(&e))?;
         let stream = super::watch::watch(self.hub().metrics(), watch);
-        Ok(Response::new(Box::pin(
-            stream.map(|e| e.map(EventFrame::from)),
-        )))
+        Ok(Response::new(Box::pin(stream)))
     }
 
     async fn watch_event(

@@ -1,10 +1,11 @@
-//! What the watch streams send: a `GameEvent` of their own, or one a round feed encoded
-//! once for every stream that sends it as it is.
+//! What the watch streams send: a `GameEvent` of their own, or one encoded once for every
+//! stream that sends it as it is: a round feed's message, and a game's event on its
+//! `WatchGame` streams (`watch::shared_event`).
 //!
 //! 10,000 displays in step on a round each sent the feed's message as it was, but each
 //! cloned it (a dozen strings, the cursor among them) and encoded it again: one move
 //! of a 100-board round was 20,000 clones and encodings of the same two messages. A
-//! [`Encoded`] message is encoded by the feed, once, and each stream copies its bytes.
+//! [`Encoded`] message is encoded once, and each stream copies its bytes.
 //!
 //! tonic's generated servers encode the proto's message type, so `BroadcastService`'s
 //! server is generated a second time from a description in `build.rs` (the same routes

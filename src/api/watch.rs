@@ -17,10 +17,12 @@ use super::auth::{Role, audience};
 use super::convert::{event_pb, resync_pb};
 use super::cursor::Cursor;
 use super::error::status;
+use super::frame::{Encoded, EventFrame};
 use super::pb;
 use crate::hub::metrics::{Metrics, WatchKind};
 use crate::hub::{
-    Audience, GameHandle, GameMeta, Hub, HubError, Watch, WatchEnd, WatchItem, WatchPermit,
+    Audience, GameHandle, GameMeta, Hub, HubError, Published, Watch, WatchEnd, WatchItem,
+    WatchPermit,
 };
 use crate::store::GameFilter;
 
@@ -32,6 +34,35 @@ pub(super) async fn next_pb(watch: &mut Watch) -> Option<Result<pb::GameEvent, S
         Ok(WatchItem::End(WatchEnd::Finished)) => None,
         Ok(WatchItem::End(WatchEnd::ShuttingDown)) => Some(Err(status(&HubError::ShuttingDown))),
         Err(e) => Some(Err(status(&e))),
+    }
+}
+
+/// The next message of a game's own stream (WatchGame) as the API sends it: an event as
+/// the message every such stream of the game sends, encoded once ([`shared_event`]).
+async fn next_frame(watch: &mut Watch) -> Option<Result<EventFrame, Status>> {
+    match watch.next().await? {
+        Ok(WatchItem::Event(e)) => Some(Ok(EventFrame::Shared(shared_event(
+            &e,
+            watch.game().meta(),
+        )))),
+        Ok(WatchItem::Resync(snap)) => Some(Ok(resync_pb(watch.game().meta(), &snap).into())),
+        Ok(WatchItem::End(WatchEnd::Finished)) => None,
+        Ok(WatchItem::End(WatchEnd::ShuttingDown)) => Some(Err(status(&HubError::ShuttingDown))),
+        Err(e) => Some(Err(status(&e))),
+    }
+}
+
+/// `p` as its game's streams send it, converted and encoded by the first of them: a
+/// move watched by 100 displays is one message encoded once, each stream copying its
+/// bytes. Kept with the game's metadata it was made with; another's gets its own.
+pub(super) fn shared_event(p: &Published, meta: &Arc<GameMeta>) -> Arc<Encoded> {
+    type Made = (Arc<GameMeta>, Arc<Encoded>);
+    let made = p
+        .wire
+        .get_or_init(|| Box::new((meta.clone(), Encoded::new(event_pb(p, meta)))));
+    match made.downcast_ref::<Made>() {
+        Some((with, encoded)) if Arc::ptr_eq(with, meta) => encoded.clone(),
+        _ => Encoded::new(event_pb(p, meta)),
     }
 }
 
@@ -50,12 +81,12 @@ pub(super) fn count(metrics: &Metrics, kind: WatchKind, e: &pb::GameEvent) {
 pub fn watch(
     metrics: &Arc<Metrics>,
     mut watch: Watch,
-) -> impl Stream<Item = Result<pb::GameEvent, Status>> + Send + use<> {
+) -> impl Stream<Item = Result<EventFrame, Status>> + Send + use<> {
     let open = metrics.watcher(WatchKind::Game);
     let metrics = metrics.clone();
     stream! {
         let _open = open;
-        while let Some(item) = next_pb(&mut watch).await {
+        while let Some(item) = next_frame(&mut watch).await {
             let failed = item.is_err();
             if let Ok(e) = &item {
                 count(&metrics, WatchKind::Game, e);
@@ -395,4 +426,57 @@ pub(super) async fn join(
     }
     .map(Some)
     .map_err(|e| status(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+
+    use super::*;
+    use crate::game::{Actor, EventKind, EventNote, GameEvent, Now};
+
+    fn started(seq: u64) -> Published {
+        Published::new(
+            GameEvent {
+                seq,
+                at: Now {
+                    mono_ms: 1_000 + seq,
+                    wall: Utc.timestamp_millis_opt(1_700_000_000_000).unwrap(),
+                },
+                actor: Actor::System,
+                rule: None,
+                kind: EventKind::GameStarted,
+                board_ms: None,
+            },
+            EventNote::default(),
+        )
+    }
+
+    fn meta(id: &str) -> Arc<GameMeta> {
+        Arc::new(GameMeta {
+            id: id.into(),
+            ..GameMeta::default()
+        })
+    }
+
+    /// The watchers of a game share one encoding of each event, and it is the event's
+    /// own message; a watcher of another game's metadata gets a message of its own.
+    #[test]
+    fn a_games_watchers_share_one_encoding_of_an_event() {
+        let (p, g1) = (started(2), meta("g1"));
+        let first = shared_event(&p, &g1);
+        let second = shared_event(&p, &g1);
+        assert!(Arc::ptr_eq(&first, &second));
+        assert_eq!(first.message(), &event_pb(&p, &g1));
+        // The same event under other metadata (never so in the hub: one game's task
+        // publishes it) is converted anew, not taken from the first.
+        let other = shared_event(&p, &meta("g2"));
+        assert!(!Arc::ptr_eq(&first, &other));
+        assert_eq!(other.message().game_id, "g2");
+        assert_eq!(shared_event(&p, &g1).message().game_id, "g1");
+        // A copy of the event starts without an encoding (and equals the original).
+        let copy = p.clone();
+        assert_eq!(copy, p);
+        assert!(!Arc::ptr_eq(&shared_event(&copy, &g1), &first));
+    }
 }

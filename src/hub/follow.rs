@@ -96,7 +96,7 @@ impl GameTask {
                 .session
                 .apply_noted(&event)
                 .map_err(|e| HubError::Corrupt(format!("{id}: seq {}: {}", e.seq, e.message)))?;
-            published.push(Arc::new(Published { event, note }));
+            published.push(Arc::new(Published::new(event, note)));
         }
         if let Some(p) = self.public.as_mut() {
             p.pending

@@ -566,7 +566,7 @@ impl Watch {
             .into_iter()
             .zip(notes)
             .filter(|(e, _)| e.seq > after && e.seq <= until)
-            .map(|(event, note)| Arc::new(Published { event, note }))
+            .map(|(event, note)| Arc::new(Published::new(event, note)))
             .collect())
     }
 }

@@ -2,8 +2,9 @@
 //! and the watcher (which empties it). A watcher that cannot keep up is marked lagged
 //! instead of being waited for.
 
+use std::any::Any;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::Notify;
 use tokio::sync::futures::Notified;
@@ -18,6 +19,59 @@ pub struct Published {
     pub event: GameEvent,
     /// Its note (move number, clocks, time spent, the seq it refers to).
     pub note: EventNote,
+    /// The event as the API sends it, made by the first stream that sends it.
+    pub wire: Wire,
+}
+
+impl Published {
+    /// An event and its note, not yet encoded.
+    pub fn new(event: GameEvent, note: EventNote) -> Published {
+        Published {
+            event,
+            note,
+            wire: Wire::default(),
+        }
+    }
+}
+
+/// A place for what the API makes of a published event to send it (its message, encoded
+/// once for every watcher of the game instead of once each); the hub neither fills nor
+/// reads it. It is no part of the event: a copy starts empty and any two are equal.
+#[derive(Default)]
+pub struct Wire(OnceLock<Box<dyn Any + Send + Sync>>);
+
+impl Wire {
+    /// What was made first, made by `make` if nothing was.
+    pub fn get_or_init(
+        &self,
+        make: impl FnOnce() -> Box<dyn Any + Send + Sync>,
+    ) -> &(dyn Any + Send + Sync) {
+        self.0.get_or_init(make).as_ref()
+    }
+}
+
+impl Clone for Wire {
+    fn clone(&self) -> Wire {
+        Wire::default()
+    }
+}
+
+impl PartialEq for Wire {
+    fn eq(&self, _: &Wire) -> bool {
+        true
+    }
+}
+
+impl Eq for Wire {}
+
+impl std::fmt::Debug for Wire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "Wire(made)"
+        } else {
+            "Wire"
+        })
+    }
 }
 
 /// Why a watch ended.

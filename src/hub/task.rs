@@ -517,7 +517,7 @@ impl GameTask {
             .events
             .into_iter()
             .zip(decided.notes)
-            .map(|(event, note)| Arc::new(Published { event, note }))
+            .map(|(event, note)| Arc::new(Published::new(event, note)))
             .collect())
     }
 
