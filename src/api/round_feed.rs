@@ -247,17 +247,22 @@ async fn feed_watch(
     id: &str,
     audience: Audience,
     from: Option<u64>,
-) -> Result<Option<crate::hub::Watch>, HubError> {
-    let handle = match hub.game(id).await {
-        Ok(h) => h,
-        Err(HubError::Quarantined { .. }) => return Ok(None),
-        Err(e) => return Err(e),
+) -> Result<Option<crate::hub::Watch>, Status> {
+    let Some(handle) = loaded(hub, id).await? else {
+        return Ok(None);
     };
     let from = match from {
         Some(seq) => seq,
-        None => handle.read_as(audience, |s, _| s.last_seq()).await?,
+        None => handle
+            .read_as(audience, |s, _| s.last_seq())
+            .await
+            .map_err(|e| status(&e))?,
     };
-    handle.watch_shared(audience, from).await.map(Some)
+    handle
+        .watch_shared(audience, from)
+        .await
+        .map(Some)
+        .map_err(|e| status(&e))
 }
 
 /// What woke a feed.
@@ -276,14 +281,17 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
     let mut created = hub.subscribe_created();
     let mut map: SelectAll<GameStream> = SelectAll::new();
     let started = async {
-        let metas = hub.list_by_creation(&filter).await?;
+        let metas = hub
+            .list_by_creation(&filter)
+            .await
+            .map_err(|e| status(&e))?;
         let mut watches = Vec::with_capacity(metas.len());
         for m in metas {
             if let Some(w) = feed_watch(&hub, &m.id, key.audience, None).await? {
                 watches.push((m.id, w));
             }
         }
-        Ok::<_, HubError>(watches)
+        Ok::<_, Status>(watches)
     }
     .await;
     match started {
@@ -295,7 +303,7 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
             }
         }
         Err(e) => {
-            feed.lock().failed = Some(status(&e));
+            feed.lock().failed = Some(e);
             feeds.leave(&feed, false);
             let _ = ready.send(true);
             return;
@@ -348,10 +356,7 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
                         continue;
                     }
                     // A game that joins is followed from its start.
-                    match feed_watch(&hub, &meta.id, key.audience, Some(0))
-                        .await
-                        .map_err(|e| status(&e))
-                    {
+                    match feed_watch(&hub, &meta.id, key.audience, Some(0)).await {
                         Ok(Some(w)) => {
                             let i = feed.lock().index(&meta.id, 0);
                             map.push(game_stream(i, w));

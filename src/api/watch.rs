@@ -28,24 +28,29 @@ use crate::store::GameFilter;
 
 /// The next message of a watch as the API sends it; `None` at the end.
 pub(super) async fn next_pb(watch: &mut Watch) -> Option<Result<pb::GameEvent, Status>> {
-    match watch.next().await? {
-        Ok(WatchItem::Event(e)) => Some(Ok(event_pb(&e, watch.game().meta()))),
-        Ok(WatchItem::Resync(snap)) => Some(Ok(resync_pb(watch.game().meta(), &snap))),
-        Ok(WatchItem::End(WatchEnd::Finished)) => None,
-        Ok(WatchItem::End(WatchEnd::ShuttingDown)) => Some(Err(status(&HubError::ShuttingDown))),
-        Err(e) => Some(Err(status(&e))),
-    }
+    let item = watch.next().await?;
+    message(watch, item, |e, meta| event_pb(e, meta))
 }
 
 /// The next message of a game's own stream (WatchGame) as the API sends it: an event as
 /// the message every such stream of the game sends, encoded once ([`shared_event`]).
 async fn next_frame(watch: &mut Watch) -> Option<Result<EventFrame, Status>> {
-    match watch.next().await? {
-        Ok(WatchItem::Event(e)) => Some(Ok(EventFrame::Shared(shared_event(
-            &e,
-            watch.game().meta(),
-        )))),
-        Ok(WatchItem::Resync(snap)) => Some(Ok(resync_pb(watch.game().meta(), &snap).into())),
+    let item = watch.next().await?;
+    message(watch, item, |e, meta| {
+        EventFrame::Shared(shared_event(e, meta))
+    })
+}
+
+/// A watch's item as a message, its events made by `event`; `None` at the end.
+fn message<T: From<pb::GameEvent>>(
+    watch: &Watch,
+    item: Result<WatchItem, HubError>,
+    event: impl FnOnce(&Published, &Arc<GameMeta>) -> T,
+) -> Option<Result<T, Status>> {
+    let meta = watch.game().meta();
+    match item {
+        Ok(WatchItem::Event(e)) => Some(Ok(event(&e, meta))),
+        Ok(WatchItem::Resync(snap)) => Some(Ok(resync_pb(meta, &snap).into())),
         Ok(WatchItem::End(WatchEnd::Finished)) => None,
         Ok(WatchItem::End(WatchEnd::ShuttingDown)) => Some(Err(status(&HubError::ShuttingDown))),
         Err(e) => Some(Err(status(&e))),

@@ -288,23 +288,32 @@ async fn a_lagging_display_gets_a_resync_and_its_cursor_still_resumes() {
     assert_eq!(seen.resyncs, 1, "one resync for the game that overflowed");
     seen.dense("b", last_b);
     // The cursor of the last message: nothing more to send until the next move.
-    let mut resumed = api
-        .watch_event(Request::new(pb::WatchEventRequest {
-            from_cursor: seen.cursor.clone(),
-            ..watch_round("1")
-        }))
-        .await
-        .expect("resume")
-        .into_inner();
-    api.submit_move(Request::new(submit("b", 1)))
-        .await
-        .expect("move");
-    let e = next(&mut resumed).await.expect("open").expect("event");
+    let e = after_cursor(&api, &seen.cursor, "1", submit("b", 1)).await;
     assert_eq!(
         (e.game_id.as_str(), e.seq),
         ("b", last_b + 1),
         "exactly after the cursor"
     );
+}
+
+/// The first message of a `WatchEvent` stream of `round` resumed at `cursor`, after
+/// `then` (a move) was made.
+async fn after_cursor(
+    api: &Api,
+    cursor: &str,
+    round: &str,
+    then: pb::SubmitMoveRequest,
+) -> pb::GameEvent {
+    let mut resumed = api
+        .watch_event(Request::new(pb::WatchEventRequest {
+            from_cursor: cursor.to_string(),
+            ..watch_round(round)
+        }))
+        .await
+        .expect("resume")
+        .into_inner();
+    api.submit_move(Request::new(then)).await.expect("move");
+    next(&mut resumed).await.expect("open").expect("event")
 }
 
 /// Games that join a stream out of the order a listing gives them ("z" created before
@@ -346,18 +355,7 @@ async fn games_that_joined_out_of_listing_order_resume_without_duplicates() {
         seen.take(&next(&mut stream).await.expect("open").expect("event"));
     }
     drop(stream);
-    let mut resumed = api
-        .watch_event(Request::new(pb::WatchEventRequest {
-            from_cursor: seen.cursor.clone(),
-            ..watch_round("5")
-        }))
-        .await
-        .expect("resume")
-        .into_inner();
-    api.submit_move(Request::new(submit("a", 0)))
-        .await
-        .expect("move");
-    let e = next(&mut resumed).await.expect("open").expect("event");
+    let e = after_cursor(&api, &seen.cursor, "5", submit("a", 0)).await;
     assert_eq!(
         (e.game_id.as_str(), e.seq),
         ("a", 3),
