@@ -145,6 +145,38 @@ async fn a_move(ch: &Channel, fen: &str) -> String {
     moves.first().expect("a legal move").notation.clone()
 }
 
+/// The game as the node at `ch` shows it once it has followed the log to `seq`. A
+/// follower reads the rows the owner appended when their hint reaches it (a few ms),
+/// or at its next survey (every 250 ms) if the hint was lost: it may show the game a
+/// moment behind the owner's answer, never ahead of it, and catches up within a survey.
+async fn followed(ch: &Channel, id: &str, seq: u64) -> pb::Game {
+    let since = Instant::now();
+    loop {
+        let shown = GameServiceClient::new(ch.clone())
+            .get_game(pb::GetGameRequest {
+                game_id: id.to_string(),
+            })
+            .await
+            .expect("a follower reads the game")
+            .into_inner();
+        assert!(
+            shown.last_seq <= seq,
+            "a follower ahead of the owner: {} > {seq}",
+            shown.last_seq
+        );
+        if shown.last_seq == seq {
+            return shown;
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(2),
+            "the follower still shows seq {} of {seq} after {:?}",
+            shown.last_seq,
+            since.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 fn remaining_ms(g: &pb::Game, white: bool) -> i64 {
     let clock = g.clock.as_ref().expect("a timed game");
     if white {
@@ -285,14 +317,8 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
     // A non-owner reads the game and forwards a move to the owner; a request forwarded
     // already is refused, naming the owner (no loops between nodes).
     let g0 = games[0].clone();
-    let shown = GameServiceClient::new(channels[1].clone())
-        .get_game(pb::GetGameRequest {
-            game_id: g0.id.clone(),
-        })
-        .await
-        .expect("a follower reads the game")
-        .into_inner();
-    assert_eq!(shown.last_seq, g0.last_seq);
+    let shown = followed(&channels[1], &g0.id, g0.last_seq).await;
+    assert_eq!(shown.fen, g0.fen);
     let owner_addr = format!("127.0.0.1:{}", nodes[0].port);
     let mut request = tonic::Request::new(pb::SubmitMoveRequest {
         game_id: g0.id.clone(),
@@ -554,16 +580,9 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
     channels[o] = nodes[o].channel().await;
 
     // Every node agrees; the watcher saw every seq once, in order.
-    tokio::time::sleep(Duration::from_millis(300)).await;
     for ch in &channels {
-        let g = GameServiceClient::new(ch.clone())
-            .get_game(pb::GetGameRequest {
-                game_id: game_id.clone(),
-            })
-            .await
-            .expect("get")
-            .into_inner();
-        assert_eq!(g.last_seq, last.last_seq, "every node shows the same game");
+        let g = followed(ch, &game_id, last.last_seq).await;
+        assert_eq!(g.fen, last.fen, "every node shows the same game");
     }
     let mut seen = Vec::new();
     let until = Instant::now() + Duration::from_secs(5);
