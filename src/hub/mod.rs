@@ -14,8 +14,10 @@ mod follow;
 mod handle;
 mod meta;
 pub mod metrics;
+mod nodes;
 mod quarantine;
 mod queue;
+mod recovery;
 mod slots;
 mod task;
 mod timeline;
@@ -39,7 +41,7 @@ pub use queue::{Published, WatchEnd};
 pub use timeline::Timeline;
 
 use crate::game::{Actor, GameEvent, GameSettings, GameSummary, Now, Session};
-use crate::store::{EventStore, GameFilter, GameRecord, StoreError, StoreHint};
+use crate::store::{EventStore, GameFilter, GameRecord, StoreError};
 use follow::outage_of;
 use handle::Loader;
 use metrics::Metrics;
@@ -101,10 +103,6 @@ pub enum Listed {
 /// ([`EventStore::mark_alive`]): after a crash, at most this much of the time before it
 /// counts as outage.
 pub const ALIVE_EVERY: Duration = Duration::from_secs(1);
-
-/// How many games recovery loads at the same time: their reads overlap and their outage
-/// events share the writer's group commits.
-const RECOVERY_PARALLEL: usize = 8;
 
 /// A test's hook on the next eviction (see `Hub::on_evict`).
 #[cfg(test)]
@@ -204,10 +202,10 @@ impl Hub {
             on_evict: Mutex::new(None),
         });
         if let Some(losses) = losses {
-            tokio::spawn(watch_store(Arc::downgrade(&hub), losses, hints));
+            tokio::spawn(nodes::watch_store(Arc::downgrade(&hub), losses, hints));
         }
         if tokio::runtime::Handle::try_current().is_ok() {
-            tokio::spawn(keep_alive(Arc::downgrade(&hub)));
+            tokio::spawn(recovery::keep_alive(Arc::downgrade(&hub)));
         }
         hub
     }
@@ -647,130 +645,6 @@ impl Hub {
         Ok(out)
     }
 
-    /// Loads every unfinished game ([`RECOVERY_PARALLEL`] at a time), records the outage
-    /// since its last event (by default not charged to the side on move; charged if the
-    /// server's or the game's settings say so) and starts its task. A game whose log does
-    /// not replay is quarantined and the others go on. Returns how many games resumed.
-    ///
-    /// # Errors
-    /// The store failing to list the games.
-    pub async fn recover(self: &Arc<Self>) -> Result<usize, HubError> {
-        let records = self.store.unfinished_games().await?;
-        Ok(self.resume(records).await)
-    }
-
-    /// Starts recovery without waiting for it, so the service can answer at once: lists
-    /// the unfinished games, then loads them in the background as [`Hub::recover`] does
-    /// (a request for one not loaded yet loads it first, under the same gate, so it is
-    /// never loaded twice), then checks the log of every finished game on disk, one at a
-    /// time, quarantining those that do not replay (they are listed from their summary
-    /// row otherwise). The recovery metrics are set when the unfinished games are in.
-    /// Returns how many unfinished games are to be loaded.
-    ///
-    /// # Errors
-    /// The store failing to list the games.
-    pub async fn recover_in_background(self: &Arc<Self>) -> Result<usize, HubError> {
-        let started = std::time::Instant::now();
-        let records = self.store.unfinished_games().await?;
-        let n = records.len();
-        let hub = self.clone();
-        tokio::spawn(async move {
-            let resumed = hub.resume(records).await;
-            let took = started.elapsed();
-            hub.metrics.recovered(took, resumed);
-            tracing::info!(games = resumed, took = ?took, "recovered unfinished games");
-            let verify = std::time::Instant::now();
-            let (checked, bad) = hub.verify_stored().await;
-            tracing::info!(
-                games = checked,
-                quarantined = bad,
-                took = ?verify.elapsed(),
-                "checked the logs of the finished games on disk"
-            );
-        });
-        Ok(n)
-    }
-
-    /// Loads `records`' games, a few at a time; returns how many are running.
-    async fn resume(self: &Arc<Self>, records: Vec<GameRecord>) -> usize {
-        let mut resumed = 0;
-        let mut failed = false;
-        let mut running = tokio::task::JoinSet::new();
-        let mut records = records.into_iter();
-        loop {
-            while running.len() < RECOVERY_PARALLEL && !self.stopping() {
-                let Some(record) = records.next() else { break };
-                let hub = self.clone();
-                running.spawn(async move {
-                    let id = record.game_id.clone();
-                    (hub.game_from(&id, Some(record)).await, id)
-                });
-            }
-            let Some(done) = running.join_next().await else {
-                break;
-            };
-            match done {
-                Ok((Ok((_, true)), _)) => resumed += 1,
-                Ok((Ok((_, false)), _) | (Err(HubError::Quarantined { .. }), _)) => {}
-                Ok((Err(HubError::NotFound(_)), id)) => {
-                    tracing::warn!(game = %id, "game without events skipped: its creation never completed");
-                }
-                Ok((Err(HubError::ShuttingDown), _)) => {}
-                Ok((Err(e), id)) => {
-                    failed = true;
-                    tracing::error!(game = %id, error = %e, "recovery: game not loaded (a request loads it again)");
-                }
-                Err(e) => {
-                    failed = true;
-                    tracing::error!(error = %e, "recovery task failed");
-                }
-            }
-        }
-        // Every running game is served now: mark the service alive from here on. Not
-        // when one could not be loaded: it is not served, and a mark would charge its
-        // side on move for the time until it is (the marks of the previous run stand).
-        if !failed && !self.stopping() {
-            self.serving.store(true, Ordering::Release);
-        }
-        resumed
-    }
-
-    /// Checks the log of every finished game on disk that is neither in memory nor
-    /// quarantined, one at a time; quarantines those that do not replay. Returns how
-    /// many games were checked and how many of them were quarantined.
-    pub async fn verify_stored(self: &Arc<Self>) -> (usize, usize) {
-        let records = match self.store.list_games(&GameFilter::default()).await {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::warn!(error = %e, "finished games not checked");
-                return (0, 0);
-            }
-        };
-        let (mut checked, mut bad) = (0, 0);
-        for record in records.into_iter().filter(|r| r.finished) {
-            let id = &record.game_id;
-            if self.stopping() {
-                break;
-            }
-            if self.games().contains_key(id) || self.quarantine_of(id).is_some() {
-                continue;
-            }
-            match self.store.load(id, 1).await {
-                Ok(rows) if rows.is_empty() => {}
-                Ok(rows) => {
-                    checked += 1;
-                    if let Err(q) = verify_log(&rows) {
-                        self.quarantine(id, q);
-                        bad += 1;
-                    }
-                }
-                Err(e) => tracing::warn!(game = %id, error = %e, "finished game not checked"),
-            }
-            tokio::task::yield_now().await;
-        }
-        (checked, bad)
-    }
-
     /// How many games are in memory.
     pub fn loaded(&self) -> usize {
         self.games().len()
@@ -875,200 +749,6 @@ impl Loader for Hub {
 
     fn stopped(&self) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         Box::pin(Hub::stopped(self))
-    }
-}
-
-/// Marks the service alive in the store every [`ALIVE_EVERY`] until the hub stops (its
-/// shutdown marks the last instant).
-async fn keep_alive(hub: std::sync::Weak<Hub>) {
-    let mut every = tokio::time::interval(ALIVE_EVERY);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        every.tick().await;
-        let Some(hub) = hub.upgrade() else { return };
-        if hub.stopping() {
-            return;
-        }
-        if !hub.serving.load(Ordering::Acquire) {
-            continue;
-        }
-        if let Err(e) = hub.store.mark_alive(hub.now().mono_ms).await {
-            tracing::warn!(error = %e, "service alive mark not written");
-        }
-    }
-}
-
-/// What the store says of several nodes' games, acted on: a task whose lease was
-/// dropped steps down and follows; a follower whose game grew elsewhere (a hint) reads
-/// it at once; a game created on another node is loaded (as a follower) and announced to
-/// the round streams; every `takeover_every`, and just after the first of their leases
-/// is due to end, the games this node follows are surveyed in one statement (see
-/// [`Hub::survey`]); and every fourth period the running games that
-/// no node serves (their owner died) are loaded, so this node takes them over or follows
-/// them if another node was quicker. After hints were lost, that look covers every
-/// unfinished game once (games created elsewhere meanwhile are followed).
-async fn watch_store(
-    hub: std::sync::Weak<Hub>,
-    mut losses: broadcast::Receiver<String>,
-    mut hints: Option<broadcast::Receiver<StoreHint>>,
-) {
-    let every = match hub.upgrade() {
-        Some(h) => h.config.takeover_every,
-        None => return,
-    };
-    let mut survey_at = tokio::time::Instant::now() + every;
-    let mut scan_at = survey_at + every * 3;
-    // Hints were lost: the next look lists every unfinished game, not only unserved ones.
-    let mut missed = false;
-    loop {
-        let wake = tokio::select! {
-            lost = losses.recv() => Wake::Lost(lost),
-            Some(hint) = next_hint(&mut hints) => Wake::Hint(hint),
-            () = tokio::time::sleep_until(survey_at) => Wake::Survey,
-        };
-        let Some(hub) = hub.upgrade() else { return };
-        if hub.stopping() {
-            return;
-        }
-        match wake {
-            Wake::Lost(Ok(id)) => hub.tell(&id, || Msg::LeaseLost),
-            Wake::Lost(Err(broadcast::error::RecvError::Lagged(_))) => {
-                hub.tell_all(|| Msg::LeaseLost);
-            }
-            Wake::Lost(Err(broadcast::error::RecvError::Closed)) => return,
-            Wake::Hint(Ok(StoreHint::Appended { game_id, .. })) => {
-                hub.tell(&game_id, || Msg::Follow);
-            }
-            Wake::Hint(Ok(StoreHint::Created { game_id })) => {
-                // This node's own creations are announced by `create`.
-                if !hub.games().contains_key(&game_id) && !hub.store.holds(&game_id) {
-                    let hub = hub.clone();
-                    tokio::spawn(async move { hub.adopt(&game_id).await });
-                }
-            }
-            Wake::Hint(Ok(StoreHint::Missed) | Err(broadcast::error::RecvError::Lagged(_))) => {
-                hub.tell_all(|| Msg::Follow);
-                missed = true;
-            }
-            Wake::Hint(Err(broadcast::error::RecvError::Closed)) => hints = None,
-            Wake::Survey => {
-                let lease_ends = hub.survey().await;
-                let now = tokio::time::Instant::now();
-                // The next survey: as usual, or just after the first lease of a game this
-                // node follows runs out (its owner may be dead: take it over at once).
-                survey_at = now + every;
-                if let Some(left) = lease_ends {
-                    survey_at = survey_at.min(now + left + LEASE_END_MARGIN);
-                }
-                if now < scan_at {
-                    continue;
-                }
-                scan_at = now + every * 4;
-                let listed = if std::mem::take(&mut missed) {
-                    hub.store.unfinished_games().await
-                } else {
-                    hub.store.unserved_games().await
-                };
-                let orphans = match listed {
-                    Ok(records) => records,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "looking for unserved games");
-                        continue;
-                    }
-                };
-                let orphans: Vec<GameRecord> = {
-                    let games = hub.games();
-                    orphans
-                        .into_iter()
-                        .filter(|r| !games.contains_key(&r.game_id))
-                        .collect()
-                };
-                if !orphans.is_empty() {
-                    hub.resume(orphans).await;
-                }
-            }
-        }
-    }
-}
-
-/// How long after a followed game's lease ends (by the database's clock, as the survey
-/// read it) the next survey looks again: the survey's own round trip is the slack.
-const LEASE_END_MARGIN: Duration = Duration::from_millis(2);
-
-/// What woke [`watch_store`].
-enum Wake {
-    Lost(Result<String, broadcast::error::RecvError>),
-    Hint(Result<StoreHint, broadcast::error::RecvError>),
-    Survey,
-}
-
-/// The next hint, or never if the store gives none.
-async fn next_hint(
-    hints: &mut Option<broadcast::Receiver<StoreHint>>,
-) -> Option<Result<StoreHint, broadcast::error::RecvError>> {
-    match hints {
-        Some(h) => Some(h.recv().await),
-        None => std::future::pending().await,
-    }
-}
-
-impl Hub {
-    /// Wakes a loaded game's task (never waits: a full queue wakes it anyway).
-    fn tell(&self, id: &str, msg: impl Fn() -> Msg) {
-        if let Some(h) = self.games().get(id) {
-            let _ = h.tx.try_send(msg());
-        }
-    }
-
-    /// Wakes every loaded game's task.
-    fn tell_all(&self, msg: impl Fn() -> Msg) {
-        for h in self.games().values() {
-            let _ = h.tx.try_send(msg());
-        }
-    }
-
-    /// Asks the store where the games this node follows stand (one statement for all of
-    /// them) and tells each its standing: it reads the rows it lacks, and a running game
-    /// whose lease ran out is taken over (see the `follow` module). A node following no
-    /// game asks nothing. Returns how long until the first of their live leases ends.
-    async fn survey(&self) -> Option<Duration> {
-        let followed: Vec<String> = self
-            .games()
-            .keys()
-            .filter(|id| !self.store.holds(id))
-            .cloned()
-            .collect();
-        if followed.is_empty() {
-            return None;
-        }
-        match self.store.survey(&followed).await {
-            Ok(standings) => {
-                let first_end = standings
-                    .iter()
-                    .filter(|s| !s.free)
-                    .filter_map(|s| s.lease_left)
-                    .min();
-                for standing in standings {
-                    let id = standing.game_id.clone();
-                    self.tell(&id, move || Msg::Surveyed(standing.clone()));
-                }
-                first_end
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "surveying the games followed");
-                None
-            }
-        }
-    }
-
-    /// Loads a game another node created and announces it to the round streams.
-    async fn adopt(self: &Arc<Self>, id: &str) {
-        match self.game(id).await {
-            Ok(handle) => {
-                let _ = self.created.send(handle.meta().clone());
-            }
-            Err(e) => tracing::warn!(game = %id, error = %e, "a game created elsewhere not loaded"),
-        }
     }
 }
 
