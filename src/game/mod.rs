@@ -7,6 +7,7 @@
 //! `now` and calls [`Session::tick`] when the timer armed at [`Session::next_deadline`]
 //! fires (and before each command).
 
+mod apply;
 mod arbiter;
 mod board;
 mod command;
