@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::command::{BoardHealth, Ruling};
 use super::error::ReplayError;
 use super::event::{EventKind, GameEvent, MoveSource};
-use super::note::EventNote;
+use super::note::{self, EventNote};
 use super::session::{
     BoardStatus, Claim, GameResult, Hand, MoveRecord, Offer, Outstanding, Session, Touch,
     WarningRecord,
@@ -22,6 +22,23 @@ impl Session {
     /// [`ReplayError`] if the event does not follow or does not fit the state.
     pub fn apply(&mut self, e: &GameEvent) -> Result<(), ReplayError> {
         self.apply_noted(e).map(drop)
+    }
+
+    /// Applies recorded events that follow this session's last one, each noted as the
+    /// judge noted it when it was decided: a move whose press came in the same command
+    /// carries the clocks after the press (see [`note::push`]). The events must start
+    /// at a command's first (a log is read by whole commands).
+    ///
+    /// # Errors
+    /// As [`Session::apply`], for the first event that does not apply; those before it
+    /// stay applied.
+    pub fn apply_all_noted(&mut self, events: &[GameEvent]) -> Result<Vec<EventNote>, ReplayError> {
+        let mut notes = Vec::with_capacity(events.len());
+        for (i, e) in events.iter().enumerate() {
+            let n = self.apply_noted(e)?;
+            note::push(&mut notes, &events[..i], e, n);
+        }
+        Ok(notes)
     }
 
     /// Applies one recorded event and says what the judge knew right after it.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::command::{Actor, BoardHealth, ClaimKind, Outcome};
 use super::error::{GameError, ReplayError};
 use super::event::{EndReason, EventKind, GameEvent, IrregularityKind, Now, OfferTiming};
-use super::note::{self, ClockReading, EventNote};
+use super::note::{ClockReading, EventNote};
 use super::settings::GameSettings;
 use crate::clock::Clock;
 use crate::history::History;
@@ -354,10 +354,7 @@ impl Session {
         let mut session = Session::from_created(first)?;
         let mut notes = Vec::with_capacity(events.len());
         notes.push(session.note_now(first.at.mono_ms));
-        for (i, e) in events.iter().enumerate().skip(1) {
-            let note = session.apply_noted(e)?;
-            note::push(&mut notes, &events[..i], e, note);
-        }
+        notes.extend(session.apply_all_noted(&events[1..])?);
         Ok((session, notes))
     }
 

@@ -90,14 +90,17 @@ impl GameTask {
             return Ok(());
         }
         let events: Vec<GameEvent> = decode(id, &rows)?;
-        let mut published = Vec::with_capacity(events.len());
-        for event in events {
-            let note = self
-                .session
-                .apply_noted(&event)
-                .map_err(|e| HubError::Corrupt(format!("{id}: seq {}: {}", e.seq, e.message)))?;
-            published.push(Arc::new(Published::new(event, note)));
-        }
+        // Noted as the owner noted them: a move pressed with its command carries the
+        // clocks after its press (a command's rows are appended, so read, together).
+        let notes = self
+            .session
+            .apply_all_noted(&events)
+            .map_err(|e| HubError::Corrupt(format!("{id}: seq {}: {}", e.seq, e.message)))?;
+        let published: Vec<Arc<Published>> = events
+            .into_iter()
+            .zip(notes)
+            .map(|(event, note)| Arc::new(Published::new(event, note)))
+            .collect();
         if let Some(p) = self.public.as_mut() {
             p.pending
                 .extend(published.iter().map(|p: &Arc<Published>| p.event.clone()));

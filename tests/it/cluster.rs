@@ -389,6 +389,7 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
         .expect("watch on a follower")
         .into_inner();
     let mut latencies = Vec::new();
+    let mut heard = Vec::new();
     let mut g = g1;
     for _ in 0..20 {
         let sent = Instant::now();
@@ -401,13 +402,29 @@ async fn three_nodes_on_one_database_fail_over_without_losing_a_move() {
                 .expect("the follower's watcher hears the move")
                 .expect("stream")
                 .expect("an event");
-            if e.seq >= g.last_seq {
+            let seq = e.seq;
+            heard.push(e);
+            if seq >= g.last_seq {
                 break;
             }
         }
         latencies.push(sent.elapsed());
     }
     drop(on_other);
+    // Each move is followed by its press (the same command); on the follower, as on the
+    // owner, the move carries the clocks after that press.
+    let mut moves = 0;
+    for pair in heard.windows(2) {
+        if let (
+            Some(pb::game_event::Kind::MovePlayed(m)),
+            Some(pb::game_event::Kind::ClockPressed(p)),
+        ) = (&pair[0].kind, &pair[1].kind)
+        {
+            moves += 1;
+            assert_eq!(m.clock, p.clock, "seq {}: the move's clocks", pair[0].seq);
+        }
+    }
+    assert_eq!(moves, 20, "each move with its press: {heard:?}");
     latencies.sort();
     let p50 = latencies[latencies.len() / 2];
     eprintln!(

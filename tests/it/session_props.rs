@@ -137,21 +137,36 @@ proptest! {
         let mut log = vec![first];
         let mut t = 0u64;
         log.extend(s.handle(&Actor::System, Command::Start, Now::from_mono(t)).expect("start"));
+        // Where each command's (or tick's) events begin in the log.
+        let mut starts = vec![1, log.len()];
         for st in &steps {
             if let Step::Wait(ms) = st {
                 t += ms;
             }
             let now = Now::from_mono(t);
             log.extend(s.tick(now));
+            starts.push(log.len());
             let Some((actor, cmd)) = command(&s, st) else { continue };
             let before = s.clone();
             match s.handle(&actor, cmd, now) {
                 Ok(events) => log.extend(events),
                 Err(_) => prop_assert_eq!(&s, &before),
             }
+            starts.push(log.len());
         }
         let rebuilt = Session::replay(&log).expect("replays");
         prop_assert_eq!(&rebuilt, &s);
+        // A follower reads the log a command at a time (another node appended it) and
+        // notes each event as the replay of the whole log does: a move pressed in its
+        // command carries the clocks after the press on every node.
+        let (_, noted) = Session::replay_noted(&log).expect("replays noted");
+        let mut follower = Session::replay(&log[..1]).expect("created");
+        let mut followed = vec![noted[0].clone()];
+        for w in starts.windows(2) {
+            followed.extend(follower.apply_all_noted(&log[w[0]..w[1]]).expect("follows"));
+        }
+        prop_assert_eq!(&follower, &s);
+        prop_assert_eq!(followed, noted);
         // The log survives storage as JSON.
         let json = serde_json::to_string(&log).expect("serialises");
         let back: Vec<draughts_arbiter::game::GameEvent> = serde_json::from_str(&json).expect("deserialises");
