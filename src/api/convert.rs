@@ -7,7 +7,7 @@ use super::pb;
 use crate::game::{
     Actor, BoardHealth, ClaimKind, ClockReading, ClockRun, EndReason, EventKind, GameSettings,
     GameSummary, IrregularityKind, MoveCountDraws, MoveRecord, MoveSource, OfferResponse,
-    OfferTiming, Outcome, RepetitionMode, Session,
+    OfferTiming, OutageMeasure, Outcome, RepetitionMode, Session,
 };
 use crate::hub::{GameMeta, PlayerInfo, Published, Snapshot};
 use crate::rules::{Color, RuleEdition, Variant};
@@ -758,12 +758,14 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             from_ms,
             until_ms,
             charged,
+            measured,
         } => Kind::OutageRecorded(pb::OutageRecorded {
             last_seen: ts(*from_ms as i64),
             resumed_at: ts(*until_ms as i64),
             duration_ms: until_ms.saturating_sub(*from_ms) as i64,
             charged: *charged,
             clock,
+            measured_by: measured.map_or(pb::OutageMeasure::Unspecified, measure_pb) as i32,
         }),
         EventKind::GameEnded {
             outcome,
@@ -786,6 +788,16 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
         monotonic_ms: e.at.mono_ms as i64,
         cursor: String::new(),
         kind: Some(kind),
+    }
+}
+
+fn measure_pb(m: OutageMeasure) -> pb::OutageMeasure {
+    match m {
+        OutageMeasure::BootClock => pb::OutageMeasure::BootClock,
+        OutageMeasure::DatabaseClock => pb::OutageMeasure::DatabaseClock,
+        OutageMeasure::WallClock => pb::OutageMeasure::WallClock,
+        OutageMeasure::LowerBound => pb::OutageMeasure::LowerBound,
+        OutageMeasure::LastEvent => pb::OutageMeasure::LastEvent,
     }
 }
 

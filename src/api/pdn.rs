@@ -611,10 +611,12 @@ fn annotate(
             from_ms,
             until_ms,
             charged,
+            measured,
         } => sheet.note(cited(
             format!(
-                "Service outage of {}; {}",
+                "Service outage of {}{}; {}",
                 duration(until_ms.saturating_sub(*from_ms)),
+                measured.map_or(String::new(), |m| format!(" ({})", m.words())),
                 if *charged {
                     "charged to the side on move"
                 } else {

@@ -356,8 +356,17 @@ fn what(kind: &Kind) -> String {
             format!("{s}{}", clocks(e.clock.as_ref()))
         }
         Kind::OutageRecorded(e) => format!(
-            "service outage of {} recorded ({}){}",
+            "service outage of {}{} recorded ({}){}",
             duration(e.duration_ms),
+            match pb::OutageMeasure::try_from(e.measured_by) {
+                Ok(pb::OutageMeasure::BootClock) => ", measured on the host's boot clock,",
+                Ok(pb::OutageMeasure::DatabaseClock) => ", measured on the database's clock,",
+                Ok(pb::OutageMeasure::WallClock) => ", measured on the wall clock,",
+                Ok(pb::OutageMeasure::LowerBound) =>
+                    " at least (the wall clock was behind the log)",
+                Ok(pb::OutageMeasure::LastEvent) => " from the last event",
+                Ok(pb::OutageMeasure::Unspecified) | Err(_) => "",
+            },
             if e.charged {
                 "charged to the side on move"
             } else {
@@ -621,6 +630,7 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
             "outage_recorded",
             json!({"last_seen": time(e.last_seen.as_ref()), "resumed_at": time(e.resumed_at.as_ref()),
                    "duration_ms": e.duration_ms, "charged": e.charged,
+                   "measured_by": name!(pb::OutageMeasure, e.measured_by),
                    "clock": clock_json(e.clock.as_ref())}),
         ),
         Kind::ClocksPaused(e) => (

@@ -392,6 +392,7 @@ impl Session {
                 from_ms,
                 until_ms,
                 charged,
+                ..
             } => {
                 // The service was down: no board stream outlived it.
                 if let Some(b) = self.board.as_mut()

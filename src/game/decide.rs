@@ -3,7 +3,7 @@
 
 use super::command::{Actor, Command, Outcome};
 use super::error::GameError;
-use super::event::{EndReason, EventKind, GameEvent, MoveSource, Now, OfferTiming};
+use super::event::{EndReason, EventKind, GameEvent, MoveSource, Now, OfferTiming, OutageMeasure};
 use super::session::Session;
 use super::tx::{Decided, Tx, check_history_rules, cite, not_over, running};
 use crate::clock::{ClockEvent, ClockOp, FlagCause};
@@ -40,18 +40,19 @@ impl Session {
     }
 
     /// Records that the service was down from `down_since` (when it last served the
-    /// game; the last event when that is later or unknown) until `now` (at restart).
-    /// Unless `charged`, the clock of the side on move is stopped for that span, so the
-    /// downtime is not charged (DESIGN.md 5); the time before it, while the service ran,
-    /// is charged as usual. Nothing is recorded for a game that is not running or when no
-    /// time passed.
+    /// game; the last event when that is later or unknown) until `now` (at restart),
+    /// its length measured as `measured` says. Unless `charged`, the clock of the side on
+    /// move is stopped for that span, so the downtime is not charged (DESIGN.md 5); the
+    /// time before it, while the service ran, is charged as usual. Nothing is recorded
+    /// for a game that is not running or when no time passed.
     pub fn record_outage(
         &mut self,
         now: Now,
         down_since: Option<u64>,
         charged: bool,
+        measured: OutageMeasure,
     ) -> Vec<GameEvent> {
-        match self.outage(now, down_since, charged) {
+        match self.outage(now, down_since, charged, measured) {
             Some(d) => {
                 *self = d.session;
                 d.events
@@ -63,7 +64,13 @@ impl Session {
     /// Like [`Session::record_outage`], but leaves `self` as it is: the outage and what
     /// time did meanwhile (a flag that fell during a charged outage), or `None` when
     /// nothing is to be recorded.
-    pub fn outage(&self, now: Now, down_since: Option<u64>, charged: bool) -> Option<Decided> {
+    pub fn outage(
+        &self,
+        now: Now,
+        down_since: Option<u64>,
+        charged: bool,
+        measured: OutageMeasure,
+    ) -> Option<Decided> {
         let from_ms = down_since.map_or(self.last_ms, |s| s.max(self.last_ms));
         if !self.started || self.result.is_some() || now.mono_ms <= from_ms {
             return None;
@@ -73,6 +80,7 @@ impl Session {
             from_ms,
             until_ms: now.mono_ms,
             charged,
+            measured: Some(measured),
         };
         tx.emit(kind, None).ok()?;
         if tx.s.tick_due(now) {

@@ -237,6 +237,43 @@ pub enum EndReason {
     HomeNotLeft,
 }
 
+/// What measured an outage's length: the best fact a restart or a takeover has. The
+/// service's timeline goes on from the end of the outage at the rate of a monotonic clock
+/// whatever the measure; the measure only says how exact the recorded length is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutageMeasure {
+    /// The host's boot clock, across a restart on the same boot: exact, whatever the wall
+    /// clock did meanwhile.
+    BootClock,
+    /// The database's clock (several nodes on PostgreSQL): from the previous owner's last
+    /// sign of life (a lease renewal, an append or a release) to the takeover.
+    DatabaseClock,
+    /// The wall clock, from the alive mark: across a reboot or a move to another host,
+    /// where no clock spans both runs.
+    WallClock,
+    /// Only what is certain: the wall clock was behind the alive mark (stepped back, or
+    /// another host's), so the outage counts the time since this host booted (or nothing)
+    /// and may have been longer.
+    LowerBound,
+    /// No alive mark: from the game's last event.
+    LastEvent,
+}
+
+impl OutageMeasure {
+    /// Its words, as the event lines and PDN comments write it.
+    #[must_use]
+    pub fn words(self) -> &'static str {
+        match self {
+            OutageMeasure::BootClock => "measured on the host's boot clock",
+            OutageMeasure::DatabaseClock => "measured on the database's clock",
+            OutageMeasure::WallClock => "measured on the wall clock",
+            OutageMeasure::LowerBound => "at least: the wall clock was behind the log",
+            OutageMeasure::LastEvent => "from the last event",
+        }
+    }
+}
+
 /// What happened, with everything needed to replay it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -454,6 +491,9 @@ pub enum EventKind {
         until_ms: u64,
         /// Whether the side on move was charged the time.
         charged: bool,
+        /// What measured its length (`None` in logs written before it was recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        measured: Option<OutageMeasure>,
     },
     /// The game ended (or, after the end, an arbiter corrected the result).
     GameEnded {

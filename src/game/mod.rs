@@ -26,7 +26,9 @@ pub use command::{
     MAX_REASON_BYTES, MAX_RULE_BYTES, Occupancy, OfferResponse, Outcome, Ruling,
 };
 pub use error::{ErrorClass, GameError, ReplayError};
-pub use event::{EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming};
+pub use event::{
+    EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming, OutageMeasure,
+};
 pub use note::{ClockReading, ClockRun, EventNote};
 pub use session::{
     BoardStatus, Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,

@@ -27,20 +27,74 @@ use tokio::time::Instant;
 use super::error::{HubError, decode};
 use super::queue::Published;
 use super::task::{GameTask, Tenure};
-use crate::game::{Decided, GameEvent, Session};
-use crate::store::{Standing, StoreError};
+use crate::game::{Decided, GameEvent, OutageMeasure, Session};
+use crate::store::{LeaseGap, Standing, StoreError};
 
-/// The outage of a running game (the time no node served it: from `down_since`, when
-/// the service last served it, or its last event if that is later or unknown), recorded
-/// as the judge decides it: charged to the side on move if `charged`. Returns the
-/// decision, if there was any outage to record; nothing is appended here.
+/// Where a running game goes on when this node starts serving it: from when it was last
+/// served, to which instant of the game's timeline, measured how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Resume {
+    /// The last instant the game was known served (`None`: its last event).
+    pub down_since: Option<u64>,
+    /// The instant the game resumes at, on its own timeline: its timeline is shifted so
+    /// that it reads this when the facts were read.
+    pub at_ms: u64,
+    /// What measured the span between the two.
+    pub measured: OutageMeasure,
+}
+
+/// Where a running game resumes, from the best facts there are:
+/// - `gap`, the lease's (PostgreSQL): the previous owner was alive a known span after
+///   the last event (thinking time, charged) and the game was served by no one for a
+///   known span since, both on the database's clock, so the game resumes at its last
+///   event plus both, whatever this node's clock says;
+/// - otherwise `mark`, the previous run's alive mark on this store with what measured
+///   the time since (the hub's timeline goes on from it): the game resumes now;
+/// - otherwise from its last event, now.
+///
+/// `now_ms` is the hub's unshifted timeline when the facts were read.
+pub(super) fn resume_point(
+    session: &Session,
+    gap: Option<LeaseGap>,
+    mark: Option<(u64, OutageMeasure)>,
+    now_ms: u64,
+) -> Resume {
+    let last = session.last_ms();
+    if let Some(gap) = gap {
+        let since = last.saturating_add(gap.alive_after_last_event_ms);
+        return Resume {
+            down_since: Some(since),
+            at_ms: since.saturating_add(gap.unserved_ms),
+            measured: OutageMeasure::DatabaseClock,
+        };
+    }
+    let (down_since, measured) = match mark {
+        Some((at, measured)) => (Some(at), measured),
+        None => (None, OutageMeasure::LastEvent),
+    };
+    Resume {
+        down_since,
+        at_ms: now_ms.max(last),
+        measured,
+    }
+}
+
+/// The outage of a running game (the time no node served it: from `resume.down_since`,
+/// when the service last served it, or its last event if that is later or unknown, to
+/// `now`), recorded as the judge decides it: charged to the side on move if `charged`.
+/// Returns the decision, if there was any outage to record; nothing is appended here.
 pub(super) fn outage_of(
     session: &Session,
     now: crate::game::Now,
-    down_since: Option<u64>,
+    resume: &Resume,
     charged: bool,
 ) -> Option<Decided> {
-    session.outage(now, down_since, charged || session.settings().charge_outage)
+    session.outage(
+        now,
+        resume.down_since,
+        charged || session.settings().charge_outage,
+        resume.measured,
+    )
 }
 
 impl GameTask {
@@ -76,7 +130,10 @@ impl GameTask {
             return;
         }
         match self.store.acquire(&self.meta.id).await {
-            Ok(()) => self.take_over().await,
+            Ok(gap) => {
+                let acquired_ms = self.timeline.now_unshifted();
+                self.take_over(gap, acquired_ms).await;
+            }
             Err(StoreError::Fenced { owner, .. }) => self.tenure.elsewhere = owner,
             Err(e) => tracing::warn!(game = %self.meta.id, error = %e, "takeover not tried"),
         }
@@ -114,9 +171,10 @@ impl GameTask {
         Ok(())
     }
 
-    /// This node now holds the lease: read what the last owner wrote, record the gap,
-    /// and serve.
-    async fn take_over(&mut self) {
+    /// This node now holds the lease (`gap`: what it showed of the last owner, read at the
+    /// hub's instant `acquired_ms`): read what the last owner wrote, record the gap, and
+    /// serve.
+    async fn take_over(&mut self, gap: Option<LeaseGap>, acquired_ms: u64) {
         let started = std::time::Instant::now();
         if let Err(e) = self.catch_up().await {
             // Without the last rows this node must not decide anything: give it back.
@@ -126,8 +184,13 @@ impl GameTask {
         }
         self.tenure = Tenure::owner();
         self.retry_at = None;
+        // The game goes on from the instant the database's clock says: thinking time up
+        // to the last owner's last sign of life, the outage after it, whatever this
+        // node's clock says against the last owner's.
+        let resume = resume_point(&self.session, gap, None, acquired_ms);
+        self.timeline.shift_at(resume.at_ms, acquired_ms);
         let now = self.now();
-        if let Some(decided) = outage_of(&self.session, now, None, self.charge_outage)
+        if let Some(decided) = outage_of(&self.session, now, &resume, self.charge_outage)
             && let Err(e) = self.commit(decided).await
         {
             tracing::warn!(game = %self.meta.id, error = %e, "takeover: outage not recorded");

@@ -304,8 +304,8 @@ impl GameHandle {
             .map(|slot| WatchPermit { _slot: slot })
     }
 
-    pub(super) fn timeline(&self) -> Timeline {
-        self.timeline
+    pub(super) fn timeline(&self) -> &Timeline {
+        &self.timeline
     }
 }
 

@@ -229,6 +229,8 @@ pub struct Metrics {
     recovery_seconds: Gauge<f64, AtomicU64>,
     recovered_games: Gauge,
     quarantined_games: Gauge,
+    wall_clock_offset: Gauge,
+    wall_clock_steps: Counter,
     ready: AtomicBool,
 }
 
@@ -423,6 +425,22 @@ impl Metrics {
              with its bad seq; shown to arbiters in ListGames)",
             quarantined_games.clone(),
         );
+        let wall_clock_offset = Gauge::default();
+        registry.register(
+            "wall_clock_offset_ms",
+            "The host's wall clock minus the service's timeline (the clock events are stamped \
+             on, which runs at the rate of a monotonic clock and never goes back), in ms, \
+             updated every second: near 0 unless the wall clock stepped",
+            wall_clock_offset.clone(),
+        );
+        let wall_clock_steps = Counter::default();
+        registry.register(
+            "wall_clock_steps",
+            "Times the wall clock was found implausible: behind the store's alive mark at \
+             start, or moved by more than a second against the timeline (each logged as an \
+             error); running clocks never follow it",
+            wall_clock_steps.clone(),
+        );
         Metrics {
             registry,
             moves,
@@ -448,6 +466,8 @@ impl Metrics {
             recovery_seconds,
             recovered_games,
             quarantined_games,
+            wall_clock_offset,
+            wall_clock_steps,
             ready: AtomicBool::new(false),
         }
     }
@@ -587,6 +607,22 @@ impl Metrics {
         self.recovery_seconds.set(took.as_secs_f64());
         self.recovered_games
             .set(i64::try_from(games).unwrap_or(i64::MAX));
+    }
+
+    /// The wall clock minus the service's timeline is `ms` now.
+    pub fn wall_clock_offset(&self, ms: i64) {
+        self.wall_clock_offset.set(ms);
+    }
+
+    /// The wall clock was found implausible once more (see `wall_clock_steps`).
+    pub fn wall_clock_implausible(&self) {
+        self.wall_clock_steps.inc();
+    }
+
+    /// How many times the wall clock was found implausible.
+    #[must_use]
+    pub fn wall_clock_steps(&self) -> u64 {
+        self.wall_clock_steps.get()
     }
 
     /// `games` games are quarantined.

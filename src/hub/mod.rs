@@ -38,11 +38,11 @@ pub use handle::{Audience, GameHandle, Snapshot, Watch, WatchItem, WatchPermit};
 pub use meta::{GameMeta, PlayerInfo};
 pub use quarantine::{Quarantine, verify_log};
 pub use queue::{Published, WatchEnd};
-pub use timeline::Timeline;
+pub use timeline::{Clocks, Started, SystemClocks, Timeline};
 
 use crate::game::{Actor, GameEvent, GameSettings, GameSummary, Now, Session};
-use crate::store::{EventStore, GameFilter, GameRecord, StoreError};
-use follow::outage_of;
+use crate::store::{AliveMark, EventStore, GameFilter, GameRecord, StoreError};
+use follow::{outage_of, resume_point};
 use handle::Loader;
 use metrics::Metrics;
 pub use task::Pending;
@@ -113,6 +113,10 @@ pub struct Hub {
     store: Arc<dyn EventStore>,
     games: Mutex<HashMap<String, GameHandle>>,
     timeline: Timeline,
+    /// Where the time comes from (the host's clocks; a fake one in tests).
+    clocks: Arc<dyn Clocks>,
+    /// How the timeline started (what the previous run's alive mark allowed).
+    started: Started,
     charge_outage: bool,
     /// When the previous run last served the store's games (read before this hub first
     /// marked itself alive): a running game loaded now was down from then.
@@ -175,16 +179,37 @@ impl Hub {
         metrics: Arc<Metrics>,
         config: HubConfig,
     ) -> Arc<Hub> {
+        Self::with_clocks(
+            store,
+            charge_outage,
+            metrics,
+            config,
+            Arc::new(SystemClocks::default()),
+        )
+    }
+
+    /// A hub with explicit sizes and clocks (tests step a fake wall clock).
+    pub fn with_clocks(
+        store: Arc<dyn EventStore>,
+        charge_outage: bool,
+        metrics: Arc<Metrics>,
+        config: HubConfig,
+        clocks: Arc<dyn Clocks>,
+    ) -> Arc<Hub> {
         let (alive, all_stopped) = mpsc::channel(1);
         let losses = store.lease_losses();
         let hints = store.hints();
-        let down_since = store.served_until();
+        let mark = store.alive_mark();
+        let (timeline, started) = Timeline::resume(mark.as_ref(), clocks.as_ref());
+        told_of_the_start(mark.as_ref(), &started, &metrics);
         let hub = Arc::new(Hub {
             store,
             games: Mutex::new(HashMap::new()),
-            timeline: Timeline::start(),
+            timeline,
+            clocks,
+            started,
             charge_outage,
-            down_since,
+            down_since: mark.map(|m| m.at_ms),
             serving: std::sync::atomic::AtomicBool::new(false),
             next_id: AtomicU64::new(0),
             metrics,
@@ -229,6 +254,22 @@ impl Hub {
     /// The current instant on the server's timeline.
     pub fn now(&self) -> Now {
         self.timeline.now(0)
+    }
+
+    /// How the timeline started (what the previous run's alive mark allowed).
+    pub fn started(&self) -> &Started {
+        &self.started
+    }
+
+    /// The alive mark of this instant: the timeline, and the host's boot clock.
+    fn alive_mark(&self) -> AliveMark {
+        // The boot clock first: read after, the timeline's instant can only be later, so
+        // the next run never counts the time between the two reads as served.
+        let boot = self.clocks.boot();
+        AliveMark {
+            at_ms: self.now().mono_ms,
+            boot,
+        }
     }
 
     fn games(&self) -> std::sync::MutexGuard<'_, HashMap<String, GameHandle>> {
@@ -288,9 +329,10 @@ impl Hub {
             // leave a log that does not replay.
             hub.store.create_game_with_events(record, payloads).await?;
             hub.metrics.events_appended(1);
-            let public = hub.public(&session, std::slice::from_ref(&first));
+            let line = hub.timeline.for_game(0);
+            let public = hub.public(&session, std::slice::from_ref(&first), &line);
             // Its place was taken before the write.
-            let handle = hub.insert(meta, session, public, Tenure::owner(), false)?;
+            let handle = hub.insert(meta, session, public, Tenure::owner(), false, line)?;
             // No listener is no error.
             let _ = hub.created.send(handle.meta().clone());
             Ok(handle)
@@ -317,13 +359,14 @@ impl Hub {
         self.created.subscribe()
     }
 
-    /// The viewers' copy of a game with a broadcast delay, built from its log.
-    fn public(&self, session: &Session, events: &[GameEvent]) -> Option<Public> {
+    /// The viewers' copy of a game with a broadcast delay, built from its log; `line` is
+    /// the game's timeline.
+    fn public(&self, session: &Session, events: &[GameEvent], line: &Timeline) -> Option<Public> {
         let delay = session.settings().broadcast_delay_ms;
         if delay == 0 {
             return None;
         }
-        let cutoff = self.timeline.now(0).mono_ms.saturating_sub(delay);
+        let cutoff = line.now(0).mono_ms.saturating_sub(delay);
         let public = Public::new(events, delay, cutoff)?;
         // The gauge counts what the public copy holds back (never the creation).
         let now = tokio::time::Instant::now();
@@ -337,7 +380,7 @@ impl Hub {
     /// Puts a game in memory and starts its task; if another request loaded the same
     /// game meanwhile, keeps that one. `capped`: refused when the loaded games and those
     /// being created fill [`HubConfig::max_loaded`] (a game being created has its place
-    /// already).
+    /// already). `line` is the game's timeline (the hub's, shifted for the game).
     fn insert(
         self: &Arc<Self>,
         meta: GameMeta,
@@ -345,6 +388,7 @@ impl Hub {
         public: Option<Public>,
         tenure: Tenure,
         capped: bool,
+        line: Timeline,
     ) -> Result<GameHandle, HubError> {
         let mut games = self.games();
         if let Some(existing) = games.get(&meta.id) {
@@ -380,7 +424,7 @@ impl Hub {
                 self.config.max_watchers,
             ),
             hub: loader,
-            timeline: self.timeline,
+            timeline: line.clone(),
         };
         games.insert(meta.id.clone(), handle.clone());
         drop(games);
@@ -388,7 +432,7 @@ impl Hub {
             meta,
             session,
             store: self.store.clone(),
-            timeline: self.timeline,
+            timeline: line,
             metrics: self.metrics.clone(),
             rx,
             stop: self.stop.subscribe(),
@@ -488,11 +532,12 @@ impl Hub {
         };
         // The lease first, the log after: once this node holds the lease, the previous
         // owner can write nothing more, so the log read below is the whole of it.
-        let tenure = match self.store.acquire(id).await {
-            Ok(()) => Tenure::owner(),
-            Err(StoreError::Fenced { owner, .. }) => Tenure::follower(owner),
+        let (tenure, gap) = match self.store.acquire(id).await {
+            Ok(gap) => (Tenure::owner(), gap),
+            Err(StoreError::Fenced { owner, .. }) => (Tenure::follower(owner), None),
             Err(e) => return Err(e.into()),
         };
+        let acquired_ms = self.timeline.now_unshifted();
         let rows = self.store.load(id, 1).await?;
         if rows.is_empty() {
             // A game row without events, left by a creation that never completed (older
@@ -511,11 +556,24 @@ impl Hub {
                 return Err(HubError::Full(loaded));
             }
         }
+        let line = self.timeline.for_game(0);
         if running && tenure.owner {
-            let now = self.timeline.now(session.last_ms());
-            // Down since the previous run last served; the server's setting, or the
-            // game's own (GameSettings.charge_outage), says whether that is charged.
-            if let Some(d) = outage_of(&session, now, self.down_since, self.charge_outage) {
+            // Down since the previous run last served (the lease's gap on PostgreSQL, the
+            // alive mark otherwise); the game goes on from the end of the outage as the
+            // facts measure it. The server's setting, or the game's own
+            // (GameSettings.charge_outage), says whether that time is charged.
+            let resume = match gap {
+                Some(gap) => resume_point(&session, Some(gap), None, acquired_ms),
+                None => resume_point(
+                    &session,
+                    None,
+                    self.down_since.map(|d| (d, self.started.measured)),
+                    acquired_ms,
+                ),
+            };
+            line.shift_at(resume.at_ms, acquired_ms);
+            let now = line.now(session.last_ms());
+            if let Some(d) = outage_of(&session, now, &resume, self.charge_outage) {
                 append_decided(self.store.as_ref(), id, &session, &d.session, &d.events).await?;
                 self.metrics.events_appended(d.events.len());
                 session = d.session;
@@ -527,9 +585,16 @@ impl Hub {
             // listed as finished.
             self.store.update_game(id, true, None).await?;
         }
-        let public = self.public(&session, &events);
+        let public = self.public(&session, &events, &line);
         let running = session.result().is_none() && tenure.owner;
-        let handle = self.insert(GameMeta::of_record(&record), session, public, tenure, true)?;
+        let handle = self.insert(
+            GameMeta::of_record(&record),
+            session,
+            public,
+            tenure,
+            true,
+            line,
+        )?;
         Ok((handle, running))
     }
 
@@ -681,7 +746,7 @@ impl Hub {
         self.games().clear();
         // The instant the games stopped being served: the next run's outages start here.
         if self.serving.load(Ordering::Acquire)
-            && let Err(e) = self.store.mark_alive(self.now().mono_ms).await
+            && let Err(e) = self.store.mark_alive(&self.alive_mark()).await
         {
             tracing::warn!(error = %e, "the stop was not marked: the next start counts the outage from the last mark");
         }
@@ -751,6 +816,41 @@ impl Loader for Hub {
         Box::pin(Hub::stopped(self))
     }
 }
+
+/// Says at start how the timeline went on from the previous run, loudly when the wall
+/// clock is not where the log says it can be, and sets the wall-clock gauge.
+fn told_of_the_start(mark: Option<&AliveMark>, started: &Started, metrics: &Metrics) {
+    metrics.wall_clock_offset(started.wall_offset_ms);
+    let Some(mark) = mark else { return };
+    if let Some(behind) = started.wall_behind_ms {
+        metrics.wall_clock_implausible();
+        tracing::error!(
+            behind_ms = behind,
+            alive_mark_ms = mark.at_ms,
+            "the wall clock is behind the store's last alive mark (stepped back, or the \
+             data came from another host): the timeline goes on from the mark, so no \
+             running clock freezes; the outage is recorded as a lower bound"
+        );
+    } else if started.wall_offset_ms.unsigned_abs() > WALL_STEP_MS {
+        metrics.wall_clock_implausible();
+        tracing::error!(
+            wall_offset_ms = started.wall_offset_ms,
+            "the wall clock moved by more than the time the service was down (a step while \
+             it was down): the timeline goes on by the host's boot clock, and event times \
+             differ from the wall clock by that much until the next restart on another boot"
+        );
+    } else {
+        tracing::info!(
+            measured = ?started.measured,
+            wall_offset_ms = started.wall_offset_ms,
+            "timeline resumed from the alive mark"
+        );
+    }
+}
+
+/// How far the wall clock may drift from the timeline (ms) before it is reported as a
+/// step.
+pub(crate) const WALL_STEP_MS: u64 = 1_000;
 
 /// The error of a request for a quarantined game.
 fn quarantined(id: &str, quarantine: Quarantine) -> HubError {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::{ALIVE_EVERY, Hub, HubError, verify_log};
+use super::{ALIVE_EVERY, Hub, HubError, WALL_STEP_MS, verify_log};
 use crate::store::{GameFilter, GameRecord};
 
 /// How many games recovery loads at the same time: their reads overlap and their outage
@@ -139,20 +139,38 @@ impl Hub {
 }
 
 /// Marks the service alive in the store every [`ALIVE_EVERY`] until the hub stops (its
-/// shutdown marks the last instant).
+/// shutdown marks the last instant), and watches the wall clock against the timeline: a
+/// step while serving changes no running clock (the timeline is monotonic), but it is
+/// logged and counted, and the gauge says how far apart the two are.
 pub(super) async fn keep_alive(hub: std::sync::Weak<Hub>) {
     let mut every = tokio::time::interval(ALIVE_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut offset: Option<i64> = None;
     loop {
         every.tick().await;
         let Some(hub) = hub.upgrade() else { return };
         if hub.stopping() {
             return;
         }
+        let now = hub.timeline.wall_offset_ms(hub.clocks.as_ref());
+        if let Some(before) = offset
+            && now.abs_diff(before) > WALL_STEP_MS
+        {
+            hub.metrics.wall_clock_implausible();
+            tracing::error!(
+                step_ms = now - before,
+                wall_offset_ms = now,
+                "the wall clock stepped while serving: running clocks and event times go on \
+                 by the monotonic timeline, which now differs from the wall clock by \
+                 wall_offset_ms"
+            );
+        }
+        offset = Some(now);
+        hub.metrics.wall_clock_offset(now);
         if !hub.serving.load(Ordering::Acquire) {
             continue;
         }
-        if let Err(e) = hub.store.mark_alive(hub.now().mono_ms).await {
+        if let Err(e) = hub.store.mark_alive(&hub.alive_mark()).await {
             tracing::warn!(error = %e, "service alive mark not written");
         }
     }

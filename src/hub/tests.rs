@@ -164,11 +164,15 @@ mod registry {
     async fn a_run_that_never_served_leaves_the_previous_mark() {
         use crate::store::EventStore;
         let store = Arc::new(MemoryStore::new());
-        store.mark_alive(1_000).await.expect("mark");
+        let mark = crate::store::AliveMark {
+            at_ms: 1_000,
+            boot: None,
+        };
+        store.mark_alive(&mark).await.expect("mark");
         let hub = Hub::new(store.clone(), false);
         tokio::time::sleep(Duration::from_millis(20)).await;
         hub.shutdown().await;
-        assert_eq!(store.served_until(), Some(1_000));
+        assert_eq!(store.alive_mark(), Some(mark));
     }
 
     /// The game ended in its log but the finished flag was not written (a crash between

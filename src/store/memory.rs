@@ -8,7 +8,8 @@ use async_trait::async_trait;
 
 use super::record::now_ms;
 use super::{
-    EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate, sort_games,
+    AliveMark, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate,
+    sort_games,
 };
 
 /// An event store held in memory; clones share the same data. Nothing survives the
@@ -24,7 +25,7 @@ struct State {
     logs: HashMap<String, Vec<StoredEvent>>,
     /// The last [`EventStore::mark_alive`]: what a later hub on the same store (a
     /// restart within one process, as in tests) is told by `served_until`.
-    alive: Option<u64>,
+    alive: Option<AliveMark>,
 }
 
 impl MemoryStore {
@@ -85,12 +86,12 @@ impl MemoryStore {
 
 #[async_trait]
 impl EventStore for MemoryStore {
-    fn served_until(&self) -> Option<u64> {
-        self.lock().alive
+    fn alive_mark(&self) -> Option<AliveMark> {
+        self.lock().alive.clone()
     }
 
-    async fn mark_alive(&self, at_ms: u64) -> Result<(), StoreError> {
-        self.lock().alive = Some(at_ms);
+    async fn mark_alive(&self, mark: &AliveMark) -> Result<(), StoreError> {
+        self.lock().alive = Some(mark.clone());
         Ok(())
     }
 

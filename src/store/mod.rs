@@ -13,6 +13,7 @@
 //!
 //! The SQLite and memory stores serve one process: every lease method grants at once.
 
+mod alive;
 mod checkpoint;
 mod error;
 mod memory;
@@ -25,6 +26,7 @@ mod writer;
 
 use async_trait::async_trait;
 
+pub use alive::{AliveMark, BootStamp, LeaseGap};
 pub use error::StoreError;
 pub use memory::MemoryStore;
 pub use postgres::{
@@ -186,34 +188,38 @@ pub trait EventStore: Send + Sync {
     }
 
     /// Until when this store's games were served before this process opened it: the
-    /// previous run's last [`EventStore::mark_alive`] (the server's timeline, ms), if it
-    /// left one. A game still running at a restart was down from then, not from its last
-    /// event: the time its side on move spent thinking while the service ran is that
-    /// side's. `None` for a new store and for stores that keep no mark.
-    fn served_until(&self) -> Option<u64> {
+    /// previous run's last [`EventStore::mark_alive`], if it left one. A game still
+    /// running at a restart was down from then, not from its last event: the time its
+    /// side on move spent thinking while the service ran is that side's. `None` for a new
+    /// store and for stores that keep no mark (PostgreSQL: its leases say it, see
+    /// [`EventStore::acquire`]).
+    fn alive_mark(&self) -> Option<AliveMark> {
         None
     }
 
-    /// Records that the service serves this store's games at `at_ms` (the server's
-    /// timeline): once its recovery has loaded the running games, the hub marks every
-    /// second and once more when it has stopped, so the
-    /// next run knows when this one stopped ([`EventStore::served_until`]). The default
-    /// keeps nothing.
+    /// Records that the service serves this store's games at `mark` (the server's
+    /// timeline, and the host's boot clock where there is one): once its recovery has
+    /// loaded the running games, the hub marks every second and once more when it has
+    /// stopped, so the next run knows when this one stopped
+    /// ([`EventStore::alive_mark`]). The default keeps nothing.
     ///
     /// # Errors
     /// Backend failures; [`StoreError::Closed`].
-    async fn mark_alive(&self, _at_ms: u64) -> Result<(), StoreError> {
+    async fn mark_alive(&self, _mark: &AliveMark) -> Result<(), StoreError> {
         Ok(())
     }
 
     /// Takes this node's lease on a game before it serves the game (nothing to do if it
-    /// holds it already). Stores of one process always grant it.
+    /// holds it already). Stores of one process always grant it. Returns what the lease
+    /// shows of the previous owner's last sign of life ([`LeaseGap`], measured on the
+    /// database's clock), where the store keeps it: `None` for stores of one process
+    /// (their alive mark says it) and when this node held the lease already.
     ///
     /// # Errors
     /// [`StoreError::Fenced`] naming the owner if another node holds a live lease;
     /// [`StoreError::GameNotFound`]; backend failures.
-    async fn acquire(&self, _game_id: &str) -> Result<(), StoreError> {
-        Ok(())
+    async fn acquire(&self, _game_id: &str) -> Result<Option<LeaseGap>, StoreError> {
+        Ok(None)
     }
 
     /// Gives a game's lease up, so another node may take it at once (an evicted game).

@@ -6,7 +6,7 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::StoreError;
+use super::{AliveMark, BootStamp, StoreError};
 
 /// Migration `i` upgrades version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -69,25 +69,44 @@ const MIGRATIONS: &[&str] = &[
         alive_at_ms INTEGER NOT NULL
     ) STRICT;
     ",
+    // 4 -> 5: the host's boot and its boot-time clock at the alive mark: a restart on
+    // the same boot measures its outage on that clock, whatever the wall clock did.
+    "
+    ALTER TABLE service ADD COLUMN boot_id TEXT;
+    ALTER TABLE service ADD COLUMN boot_ms INTEGER;
+    ",
 ];
 
-/// Marks the service alive at `?1` (the one row of `service`).
-pub const MARK_ALIVE: &str = "INSERT INTO service (id, alive_at_ms) VALUES (1, ?1)
-     ON CONFLICT (id) DO UPDATE SET alive_at_ms = excluded.alive_at_ms";
+/// Marks the service alive at `?1` (the one row of `service`), on the boot `?2` at `?3`
+/// ms of its boot clock (both NULL where the host tells neither).
+pub const MARK_ALIVE: &str = "INSERT INTO service (id, alive_at_ms, boot_id, boot_ms)
+     VALUES (1, ?1, ?2, ?3)
+     ON CONFLICT (id) DO UPDATE SET alive_at_ms = excluded.alive_at_ms,
+         boot_id = excluded.boot_id, boot_ms = excluded.boot_ms";
 
 /// When the service last served the games, as the file says (`None`: never marked).
 ///
 /// # Errors
 /// The read fails; a negative mark.
-pub fn served_until(conn: &Connection) -> Result<Option<u64>, StoreError> {
+pub fn alive_mark(conn: &Connection) -> Result<Option<AliveMark>, StoreError> {
     use rusqlite::OptionalExtension;
-    let at: Option<i64> = conn
-        .query_row("SELECT alive_at_ms FROM service WHERE id = 1", [], |r| {
-            r.get(0)
-        })
+    let row: Option<(i64, Option<String>, Option<i64>)> = conn
+        .query_row(
+            "SELECT alive_at_ms, boot_id, boot_ms FROM service WHERE id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
         .optional()?;
-    at.map(|ms| {
-        u64::try_from(ms).map_err(|_| StoreError::Corrupt(format!("negative alive mark {ms}")))
+    row.map(|(ms, boot_id, boot_ms)| {
+        let at_ms = u64::try_from(ms)
+            .map_err(|_| StoreError::Corrupt(format!("negative alive mark {ms}")))?;
+        // A boot stamp that does not read back whole is no stamp: the outage is then
+        // bounded by the wall clock, as across a reboot.
+        let boot = match (boot_id, boot_ms.and_then(|b| u64::try_from(b).ok())) {
+            (Some(id), Some(ms)) if !id.is_empty() => Some(BootStamp { id, ms }),
+            _ => None,
+        };
+        Ok(AliveMark { at_ms, boot })
     })
     .transpose()
 }

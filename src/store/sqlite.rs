@@ -10,7 +10,8 @@ use tokio::sync::{mpsc, oneshot};
 use super::checkpoint::Checkpointer;
 use super::writer::{self, Op, Reply, Request, from_sql_seq, to_sql_seq};
 use super::{
-    EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate, schema, sort_games,
+    AliveMark, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate, schema,
+    sort_games,
 };
 
 /// Tuning for [`SqliteStore`].
@@ -61,7 +62,7 @@ struct Inner {
     tx: mpsc::Sender<Request>,
     readers: Arc<ReaderPool>,
     /// The `service` row as the file was opened: when the previous run last served.
-    served_until: Option<u64>,
+    alive_mark: Option<AliveMark>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -94,7 +95,7 @@ impl SqliteStore {
         }
         let mut conn = Connection::open(&path)?;
         schema::prepare_writer(&mut conn)?;
-        let served_until = schema::served_until(&conn)?;
+        let alive_mark = schema::alive_mark(&conn)?;
 
         let (tx, rx) = mpsc::channel(options.queue_capacity.max(1));
         let max_batch = options.max_batch.max(1);
@@ -114,7 +115,7 @@ impl SqliteStore {
                 path,
                 tx,
                 readers,
-                served_until,
+                alive_mark,
             }),
         })
     }
@@ -187,12 +188,12 @@ impl SqliteStore {
 
 #[async_trait]
 impl EventStore for SqliteStore {
-    fn served_until(&self) -> Option<u64> {
-        self.inner.served_until
+    fn alive_mark(&self) -> Option<AliveMark> {
+        self.inner.alive_mark.clone()
     }
 
-    async fn mark_alive(&self, at_ms: u64) -> Result<(), StoreError> {
-        self.write_unit(Op::MarkAlive { at_ms }).await
+    async fn mark_alive(&self, mark: &AliveMark) -> Result<(), StoreError> {
+        self.write_unit(Op::MarkAlive(mark.clone())).await
     }
 
     async fn create_game(&self, record: GameRecord) -> Result<(), StoreError> {

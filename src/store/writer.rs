@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::checkpoint::Checkpointer;
 use super::record::now_ms;
 use super::schema;
-use super::{CommitObserver, GameRecord, StoreError, SummaryUpdate};
+use super::{AliveMark, CommitObserver, GameRecord, StoreError, SummaryUpdate};
 
 /// A caller waiting for its answer.
 pub enum Reply {
@@ -76,11 +76,9 @@ pub enum Op {
         /// New metadata, if any.
         metadata_json: Option<String>,
     },
-    /// Mark the service alive at this instant (the server's timeline, ms).
-    MarkAlive {
-        /// The instant.
-        at_ms: u64,
-    },
+    /// Mark the service alive at this instant (the server's timeline, and the boot
+    /// clock).
+    MarkAlive(AliveMark),
     /// Commit what is queued, checkpoint the WAL and stop.
     Close,
 }
@@ -397,10 +395,14 @@ fn apply<'a>(
             }
             Ok(0)
         }
-        Op::MarkAlive { at_ms } => {
-            let at = i64::try_from(*at_ms)
-                .map_err(|_| StoreError::Corrupt(format!("alive mark {at_ms} out of range")))?;
-            conn.prepare_cached(schema::MARK_ALIVE)?.execute([at])?;
+        Op::MarkAlive(mark) => {
+            let at = i64::try_from(mark.at_ms).map_err(|_| {
+                StoreError::Corrupt(format!("alive mark {} out of range", mark.at_ms))
+            })?;
+            let boot_id = mark.boot.as_ref().map(|b| b.id.as_str());
+            let boot_ms = mark.boot.as_ref().and_then(|b| i64::try_from(b.ms).ok());
+            conn.prepare_cached(schema::MARK_ALIVE)?
+                .execute(params![at, boot_id, boot_ms])?;
             Ok(0)
         }
         // Handled by `run` before a batch is written.

@@ -14,6 +14,7 @@ mod browser;
 mod citations;
 mod cli_client;
 mod clock;
+mod clock_faults;
 mod cluster;
 mod corners;
 mod crash;

@@ -147,7 +147,7 @@ async fn leases_renew_and_a_lost_renewal_drops_the_game() {
     loop {
         expire(&db, "g").await;
         match b.acquire("g").await {
-            Ok(()) => break,
+            Ok(_) => break,
             Err(StoreError::Fenced { .. }) if tries < 20 => tries += 1,
             Err(e) => panic!("b takes the expired lease: {e:?} after {tries} tries"),
         }
@@ -180,7 +180,7 @@ async fn release_frees_at_once_and_death_frees_after_the_lease() {
     assert!(c.acquire("g1").await.is_err(), "not before the lease ends");
     loop {
         match c.acquire("g1").await {
-            Ok(()) => break,
+            Ok(_) => break,
             Err(StoreError::Fenced { .. }) => {
                 assert!(died.elapsed() < Duration::from_secs(5), "never freed");
                 tokio::time::sleep(Duration::from_millis(20)).await;

@@ -5,7 +5,7 @@
 use draughts_arbiter::game::{
     Actor, ArbiterAction, BoardInput, ClaimKind, Command, Declared, EndReason, EventKind,
     GameError, GameEvent, GameSettings, Given, IrregularityKind, MoveCountDraws, Now, Occupancy,
-    OfferResponse, OfferTiming, Outcome, RepetitionMode, Ruling, Session,
+    OfferResponse, OfferTiming, OutageMeasure, Outcome, RepetitionMode, Ruling, Session,
 };
 use draughts_arbiter::rules::{Color, Variant};
 
@@ -1542,7 +1542,12 @@ fn board_health_is_recorded_only_when_it_changes_and_while_it_matters() {
     // Bound again, then the service is down for a while: no board outlived it.
     t.ok(b1(), health(Active, 0));
     t.at(31_000);
-    let outage = t.s.record_outage(Now::from_mono(40_000), None, false);
+    let outage = t.s.record_outage(
+        Now::from_mono(40_000),
+        None,
+        false,
+        OutageMeasure::LastEvent,
+    );
     t.log.extend(outage);
     t.t = 40_000;
     assert_eq!(t.s.view(40_000).board.map(|b| b.health), Some(Disconnected));
@@ -1557,10 +1562,15 @@ fn board_health_is_recorded_only_when_it_changes_and_while_it_matters() {
 fn an_outage_starts_when_the_service_stopped_not_at_the_last_event() {
     let t = Table::russian();
     let down =
-        t.s.outage(Now::from_mono(40_000), Some(30_000), false)
-            .expect("an outage");
+        t.s.outage(
+            Now::from_mono(40_000),
+            Some(30_000),
+            false,
+            OutageMeasure::WallClock,
+        )
+        .expect("an outage");
     assert!(
-        matches!(&down.events[..], [e] if matches!(e.kind, EventKind::Outage { from_ms: 30_000, until_ms: 40_000, charged: false })),
+        matches!(&down.events[..], [e] if matches!(e.kind, EventKind::Outage { from_ms: 30_000, until_ms: 40_000, charged: false, measured: Some(OutageMeasure::WallClock) })),
         "{:?}",
         down.events
     );
@@ -1568,17 +1578,32 @@ fn an_outage_starts_when_the_service_stopped_not_at_the_last_event() {
     assert_eq!(down.session.view(45_000).white_ms, Some(565_000));
     // Not known when the service stopped: from the last event, all of it free.
     let unknown =
-        t.s.outage(Now::from_mono(40_000), None, false)
-            .expect("an outage");
+        t.s.outage(
+            Now::from_mono(40_000),
+            None,
+            false,
+            OutageMeasure::WallClock,
+        )
+        .expect("an outage");
     assert_eq!(unknown.session.view(40_000).white_ms, Some(600_000));
     // Charged: the mark only says how long the service was down.
     let charged =
-        t.s.outage(Now::from_mono(40_000), Some(30_000), true)
-            .expect("an outage");
+        t.s.outage(
+            Now::from_mono(40_000),
+            Some(30_000),
+            true,
+            OutageMeasure::WallClock,
+        )
+        .expect("an outage");
     assert_eq!(charged.session.view(40_000).white_ms, Some(560_000));
     // Served until now (a mark at or after the restart): nothing was down.
     assert!(
-        t.s.outage(Now::from_mono(40_000), Some(40_000), false)
-            .is_none()
+        t.s.outage(
+            Now::from_mono(40_000),
+            Some(40_000),
+            false,
+            OutageMeasure::WallClock
+        )
+        .is_none()
     );
 }

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use draughts_arbiter::store::{
-    EventStore, GameFilter, GameRecord, MemoryStore, SqliteStore, StoreError, SummaryUpdate,
+    AliveMark, BootStamp, EventStore, GameFilter, GameRecord, MemoryStore, SqliteStore, StoreError,
+    SummaryUpdate,
 };
 use tokio::task::JoinSet;
 
@@ -586,7 +587,7 @@ fn a_newer_schema_is_refused() {
             err,
             StoreError::Schema {
                 found: 99,
-                supported: 4
+                supported: 5
             }
         ),
         "{err}"
@@ -606,7 +607,7 @@ fn the_file_is_in_wal_mode_with_the_expected_schema() {
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .expect("version");
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     let names = |sql: &str| -> Vec<String> {
         conn.prepare(sql)
             .expect("prepare")
@@ -632,14 +633,33 @@ async fn the_alive_mark_is_read_back_at_the_next_open() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("log.db");
     let store = SqliteStore::open(&path).expect("create");
-    assert_eq!(store.served_until(), None, "a new file");
-    store.mark_alive(1_000).await.expect("mark");
-    store.mark_alive(2_500).await.expect("mark again");
-    assert_eq!(store.served_until(), None, "as opened, not as marked since");
+    assert_eq!(store.alive_mark(), None, "a new file");
+    let mark = |at_ms, boot: Option<(&str, u64)>| AliveMark {
+        at_ms,
+        boot: boot.map(|(id, ms)| BootStamp { id: id.into(), ms }),
+    };
+    store.mark_alive(&mark(1_000, None)).await.expect("mark");
+    store
+        .mark_alive(&mark(2_500, Some(("boot-1", 77_000))))
+        .await
+        .expect("mark again");
+    assert_eq!(store.alive_mark(), None, "as opened, not as marked since");
     store.close().await.expect("close");
     let reopened = SqliteStore::open(&path).expect("reopen");
-    assert_eq!(reopened.served_until(), Some(2_500));
+    assert_eq!(
+        reopened.alive_mark(),
+        Some(mark(2_500, Some(("boot-1", 77_000)))),
+        "with the boot it was marked on"
+    );
+    reopened.mark_alive(&mark(3_000, None)).await.expect("mark");
     reopened.close().await.expect("close");
+    let again = SqliteStore::open(&path).expect("reopen");
+    assert_eq!(
+        again.alive_mark(),
+        Some(mark(3_000, None)),
+        "no boot: none read back"
+    );
+    again.close().await.expect("close");
 }
 
 // ---------------------------------------------------------------------------------------

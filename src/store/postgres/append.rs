@@ -157,6 +157,7 @@ pub const APPEND: &str = "WITH l AS (
                           AS a(game_id, epoch, last, n, finished, summary_json)
              ), g AS (
                  UPDATE games SET last_seq = games.last_seq + a.n,
+                                  appended_at = now(), alive_at = now(),
                                   finished = COALESCE(a.finished, games.finished),
                                   summary_json = COALESCE(a.summary_json, games.summary_json)
                  FROM a

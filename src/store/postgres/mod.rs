@@ -46,7 +46,7 @@ use tokio_postgres::{NoTls, Row};
 
 use super::record::now_ms;
 use super::{
-    CommitObserver, EventStore, GameFilter, GameRecord, Standing, StoreError, StoreHint,
+    CommitObserver, EventStore, GameFilter, GameRecord, LeaseGap, Standing, StoreError, StoreHint,
     StoredEvent, SummaryUpdate, sort_games,
 };
 
@@ -252,9 +252,10 @@ impl PostgresStore {
                 "WITH g AS (
                      INSERT INTO games (game_id, created_at_ms, event, round, board, finished,
                                         metadata_json, summary_json, last_seq, owner_node,
-                                        owner_addr, epoch, lease_until)
+                                        owner_addr, epoch, lease_until, appended_at,
+                                        alive_at)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1,
-                             now() + $12::bigint * interval '1 millisecond')
+                             now() + $12::bigint * interval '1 millisecond', now(), now())
                      ON CONFLICT (game_id) DO NOTHING
                      RETURNING game_id
                  ), e AS (
@@ -475,7 +476,8 @@ impl Inner {
         let rows = tx
             .query(
                 "UPDATE games AS g
-                 SET lease_until = now() + $2::bigint * interval '1 millisecond'
+                 SET lease_until = now() + $2::bigint * interval '1 millisecond',
+                     alive_at = now()
                  FROM unnest($3::text[], $4::bigint[]) AS h(game_id, epoch)
                  WHERE g.game_id = h.game_id AND g.epoch = h.epoch AND g.owner_node = $1
                  RETURNING g.game_id, g.epoch",
@@ -652,7 +654,8 @@ async fn release_all(
     let tx = client.transaction().await?;
     tx.execute(append::LOCK_IN_ORDER, &[&ids]).await?;
     tx.execute(
-        "UPDATE games AS g SET owner_node = NULL, owner_addr = '', lease_until = NULL
+        "UPDATE games AS g SET owner_node = NULL, owner_addr = '', lease_until = NULL,
+             alive_at = now()
          FROM unnest($2::text[], $3::bigint[]) AS h(game_id, epoch)
          WHERE g.game_id = h.game_id AND g.epoch = h.epoch AND g.owner_node = $1",
         &[&node, &ids, &epochs],
@@ -923,19 +926,29 @@ impl EventStore for PostgresStore {
         released
     }
 
-    async fn acquire(&self, game_id: &str) -> Result<(), StoreError> {
+    async fn acquire(&self, game_id: &str) -> Result<Option<LeaseGap>, StoreError> {
         if self.inner.held_now(game_id).is_some() {
-            return Ok(());
+            return Ok(None);
         }
         let client = self.client().await?;
         let started = Instant::now();
+        // `old` is the row as the previous owner left it (the statement's snapshot): its
+        // last append and last sign of life, on the database's clock, give the gap.
         let statement = client
             .prepare_cached(&format!(
-                "UPDATE games
+                "WITH old AS (
+                     SELECT appended_at, greatest(appended_at, alive_at) AS alive_at
+                     FROM games WHERE game_id = $1
+                 )
+                 UPDATE games
                  SET owner_node = $2, owner_addr = $3, epoch = epoch + 1,
-                     lease_until = now() + $4::bigint * interval '1 millisecond'
+                     lease_until = now() + $4::bigint * interval '1 millisecond',
+                     alive_at = now()
+                 FROM old
                  WHERE game_id = $1 AND {}
-                 RETURNING epoch",
+                 RETURNING epoch,
+                     floor(extract(epoch FROM old.alive_at - old.appended_at) * 1000)::bigint,
+                     floor(extract(epoch FROM now() - old.alive_at) * 1000)::bigint",
                 free(Some("$2"))
             ))
             .await
@@ -960,7 +973,18 @@ impl EventStore for PostgresStore {
                     valid_until: started + self.inner.options.lease,
                 },
             );
-            return Ok(());
+            // Rows written before the columns existed have no gap to tell.
+            let span = |i| {
+                row.get::<_, Option<i64>>(i)
+                    .map(|ms| u64::try_from(ms).unwrap_or(0))
+            };
+            return Ok(match (span(1), span(2)) {
+                (Some(alive_after_last_event_ms), Some(unserved_ms)) => Some(LeaseGap {
+                    alive_after_last_event_ms,
+                    unserved_ms,
+                }),
+                _ => None,
+            });
         }
         let owner = client
             .query_opt(
@@ -985,7 +1009,8 @@ impl EventStore for PostgresStore {
         let client = self.client().await?;
         client
             .execute(
-                "UPDATE games SET owner_node = NULL, owner_addr = '', lease_until = NULL
+                "UPDATE games SET owner_node = NULL, owner_addr = '', lease_until = NULL,
+                     alive_at = now()
                  WHERE game_id = $1 AND epoch = $2 AND owner_node = $3",
                 &[&game_id, &held.epoch, &self.inner.options.node_id],
             )

@@ -45,6 +45,14 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (game_id, seq)
     );
     ",
+    // 1 -> 2: the database's clock at a game's last append and at its owner's last sign
+    // of life (an acquisition, a renewal, an append or a release): a node taking the game
+    // over charges the time between them as thinking time and records only the rest as
+    // the outage, on one clock whatever the nodes' own clocks say.
+    "
+    ALTER TABLE games ADD COLUMN appended_at TIMESTAMPTZ;
+    ALTER TABLE games ADD COLUMN alive_at    TIMESTAMPTZ;
+    ",
 ];
 
 /// The schema version this program writes.
