@@ -30,6 +30,11 @@ pub struct SqliteOptions {
     /// The least time between two checkpoints of the WAL into the database file, done
     /// by a thread of their own (see the `checkpoint` module).
     pub checkpoint_interval: std::time::Duration,
+    /// Start an empty log even where one was before: the database file is missing or
+    /// empty while its WAL, shared-memory index or marker is there (`serve --init`).
+    /// Without it such a store is refused ([`StoreError::Damaged`]); with it those files
+    /// are set aside (renamed, never deleted) and a new log begins.
+    pub init: bool,
 }
 
 impl Default for SqliteOptions {
@@ -40,6 +45,7 @@ impl Default for SqliteOptions {
             max_readers: 8,
             commit_observer: None,
             checkpoint_interval: std::time::Duration::from_millis(200),
+            init: false,
         }
     }
 }
@@ -93,9 +99,14 @@ impl SqliteStore {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
+        lost_log(&path, options.init)?;
         let mut conn = Connection::open(&path)?;
         schema::prepare_writer(&mut conn)?;
-        let served_until = schema::served_until(&conn)?;
+        mark_created(&path)?;
+        let served_until = match checked_alive_mark(&path, &conn)? {
+            Some(schema::AliveMark::Impossible(_)) => None,
+            _ => schema::served_until(&conn)?,
+        };
 
         let (tx, rx) = mpsc::channel(options.queue_capacity.max(1));
         let max_batch = options.max_batch.max(1);
@@ -285,9 +296,16 @@ impl EventStore for SqliteStore {
                     r.get::<_, Vec<u8>>(2)?,
                 ))
             })?;
-            let mut events = Vec::new();
+            let mut events: Vec<StoredEvent> = Vec::new();
             for row in rows {
-                let (seq, written_at_ms, payload) = row?;
+                // A damaged page names the first seq not read (the rows before it were).
+                let (seq, written_at_ms, payload) = row.map_err(|e| match e.into() {
+                    StoreError::Damaged { what, .. } => StoreError::Damaged {
+                        what,
+                        from_seq: Some(events.last().map_or(from_seq.max(1), |e| e.seq + 1)),
+                    },
+                    other => other,
+                })?;
                 events.push(StoredEvent {
                     game_id: game_id.clone(),
                     seq: from_sql_seq(seq)?,
@@ -336,6 +354,118 @@ impl EventStore for SqliteStore {
         })
         .await
     }
+}
+
+/// The file beside the database that says a log was created here (see [`lost_log`]).
+#[must_use]
+pub fn marker_path(db: &Path) -> PathBuf {
+    with_suffix(db, "-created")
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Refuses to start an empty log where one was: the database file missing or empty
+/// (0 bytes) while its WAL, its shared-memory index or the marker
+/// ([`marker_path`]) is there. A new directory (none of them) starts a log silently.
+/// With `init`, those files are set aside (renamed with a suffix) and a log begins.
+fn lost_log(db: &Path, init: bool) -> Result<(), StoreError> {
+    let len = match std::fs::metadata(db) {
+        Ok(m) => Some(m.len()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e.into()),
+    };
+    if len.is_some_and(|n| n > 0) {
+        return Ok(());
+    }
+    let traces: Vec<PathBuf> = [
+        marker_path(db),
+        with_suffix(db, "-wal"),
+        with_suffix(db, "-shm"),
+    ]
+    .into_iter()
+    .filter(|p| p.exists())
+    .collect();
+    if traces.is_empty() {
+        return Ok(());
+    }
+    let state = if len.is_some() {
+        "is empty (0 bytes)"
+    } else {
+        "is missing"
+    };
+    let names: Vec<String> = traces.iter().map(|p| p.display().to_string()).collect();
+    if !init {
+        return Err(StoreError::damaged(format!(
+            "{} {state} but a log was there ({} exist): it was lost or truncated; restore \
+             it from a backup, or start with --init (ARBITER_INIT=1) to begin an empty log \
+             (the files found are then set aside, not deleted)",
+            db.display(),
+            names.join(", ")
+        )));
+    }
+    let suffix = format!(".set-aside-{}", super::record::now_ms());
+    for file in traces
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(len.is_some().then_some(db))
+    {
+        let aside = with_suffix(file, &suffix);
+        std::fs::rename(file, &aside)?;
+        tracing::warn!(
+            file = %file.display(),
+            now = %aside.display(),
+            "--init: the log {state}; a file of the old log is set aside and an empty log begins"
+        );
+    }
+    Ok(())
+}
+
+/// Writes the marker ([`marker_path`]) once the log's schema is in place, if it is not.
+fn mark_created(db: &Path) -> Result<(), StoreError> {
+    let marker = marker_path(db);
+    if marker.exists() {
+        return Ok(());
+    }
+    let text = format!(
+        "draughts-arbiter: an event log was created here at {} ms (UTC, Unix epoch).\n\
+         {} beside this file holds every game: if it is missing or empty, the log was lost;\n\
+         the server then refuses to start unless told --init.\n",
+        super::record::now_ms(),
+        db.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    );
+    std::fs::write(&marker, text)?;
+    Ok(())
+}
+
+/// The stored alive mark, judged against this host's clock: an impossible one is logged
+/// as an error naming the file and is not used (the outage of a running game then counts
+/// from its last event, as before marks existed); an implausible one is logged as a
+/// warning.
+fn checked_alive_mark(
+    path: &Path,
+    conn: &Connection,
+) -> Result<Option<schema::AliveMark>, StoreError> {
+    let Some(mark) = schema::alive_mark(conn)? else {
+        return Ok(None);
+    };
+    let verdict = schema::judge_alive_mark(mark, super::record::now_ms());
+    match &verdict {
+        schema::AliveMark::Impossible(why) => tracing::error!(
+            path = %path.display(),
+            "{why}: the file is damaged there; the mark is ignored (a running game's outage \
+             counts from its last event) and the next mark replaces it"
+        ),
+        schema::AliveMark::Implausible(why) => {
+            tracing::warn!(path = %path.display(), "{why}");
+        }
+        schema::AliveMark::Fine => {}
+    }
+    Ok(Some(verdict))
 }
 
 const SELECT_GAMES: &str =

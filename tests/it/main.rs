@@ -16,6 +16,7 @@ mod cli_client;
 mod clock;
 mod cluster;
 mod corners;
+mod corruption;
 mod crash;
 mod delay;
 mod deploy_config;
