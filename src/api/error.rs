@@ -48,6 +48,8 @@ pub fn status(e: &HubError) -> Status {
             }
             status
         }
+        // A damaged page or file answers the same on every retry: not UNAVAILABLE.
+        HubError::Store(StoreError::Damaged { .. }) => Status::data_loss(e.to_string()),
         HubError::Store(_) | HubError::ShuttingDown => Status::unavailable(e.to_string()),
         HubError::Full(_) | HubError::TooManyWatchers(_) => {
             Status::resource_exhausted(e.to_string())

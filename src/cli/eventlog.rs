@@ -1,9 +1,15 @@
 //! `check`, `export` and `import`: the SQLite event log offline.
 //!
-//! - `check --data-dir D` replays every game of the log as the server does when it
-//!   loads one (seqs dense from 1, each row an event carrying its seq, each event
-//!   accepted by the judge) and names each game that does not replay, with its bad seq
-//!   and the reason; the exit code is 1 if there is one.
+//! - `check --data-dir D` checks the file (missing where a log was, empty, not a
+//!   database or another program's), runs SQLite's `integrity_check` (every page, every
+//!   index row against its table: a game named where SQLite names its row), judges the
+//!   alive mark (impossible: negative or past the year 9999; a mark ahead of this host's
+//!   clock is only a warning), then replays every game of the log as the server does when
+//!   it loads one (seqs dense from 1, each row an event carrying its seq, each event
+//!   accepted by the judge, a game whose row says finished ends with a result) and names
+//!   each game that cannot be read or does not replay, with its bad seq and the reason;
+//!   the exit code is 1 if anything is found, 2 if there is no log or it cannot be read
+//!   for another reason.
 //! - `export --data-dir D --game ID` writes a game as JSON lines: a first line
 //!   `{"game": {...}}` with its row (id, creation time, event, round, board, metadata),
 //!   then each stored event as the store keeps it (the serde JSON of the domain event),
@@ -22,7 +28,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::GameEvent;
 use crate::hub::{Quarantine, encode, summary_of, verify_log};
-use crate::store::{EventStore, GameRecord, LogReader, SqliteStore, StoredEvent};
+use crate::store::{
+    EventStore, GameRecord, LogReader, MarkVerdict, SqliteStore, StoredEvent, judge_alive_mark,
+    marker_path,
+};
 
 /// The event log's file in a data directory (as `serve` opens it).
 const LOG_FILE: &str = "arbiter.sqlite";
@@ -82,27 +91,124 @@ fn log_path(dir: &Path) -> PathBuf {
 
 pub(super) fn run_check(args: &CheckArgs) -> ExitCode {
     let path = log_path(&args.data_dir);
+    let mut out = std::io::stdout().lock();
+    // The file itself: missing, empty, not a database, another program's.
+    match std::fs::metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if marker_path(&path).exists() {
+                let _ = writeln!(
+                    out,
+                    "damaged: {} is missing but {} says a log was created here: the log was \
+                     lost (restore it from a backup)",
+                    path.display(),
+                    marker_path(&path).display()
+                );
+                return ExitCode::FAILURE;
+            }
+            eprintln!("error: no event log at {}", path.display());
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("error: {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+        Ok(m) if m.len() == 0 => {
+            let _ = writeln!(
+                out,
+                "damaged: {} is empty (0 bytes): not an event log; a log that was here was \
+                 lost or truncated (restore it from a backup; `serve` refuses it unless \
+                 --init)",
+                path.display()
+            );
+            return ExitCode::FAILURE;
+        }
+        Ok(_) => {}
+    }
+    let mut damage = 0usize;
+    if let Some(short) = cut_short(&path) {
+        damage += 1;
+        let _ = writeln!(out, "damaged: {}: {short}", path.display());
+    }
     let reader = match LogReader::open(&path) {
         Ok(r) => r,
+        Err(e) if e.is_damaged() => {
+            let _ = writeln!(out, "damaged: {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
         Err(e) => {
             eprintln!("error: {}: {e}", path.display());
             return ExitCode::from(2);
         }
     };
-    let games = match reader.games() {
-        Ok(g) => g,
+    // SQLite's own check: every page, every index row against its table.
+    let integrity = match reader.integrity() {
+        Ok(problems) => problems,
         Err(e) => {
-            eprintln!("error: {}: {e}", path.display());
-            return ExitCode::from(2);
+            damage += 1;
+            let _ = writeln!(out, "integrity: the check stopped: {e}");
+            Vec::new()
+        }
+    };
+    let mut named: Vec<String> = Vec::new();
+    for problem in &integrity {
+        damage += 1;
+        let _ = writeln!(out, "integrity: {}", problem.message);
+        if let Some(game) = &problem.game
+            && !named.contains(game)
+        {
+            named.push(game.clone());
+        }
+    }
+    for game in &named {
+        let _ = writeln!(
+            out,
+            "game {game}: a row of its log is missing from an index (the server reads the \
+             log through it)"
+        );
+    }
+    match reader.alive_mark() {
+        Ok(Some(mark)) => match judge_alive_mark(mark, chrono::Utc::now().timestamp_millis()) {
+            MarkVerdict::Impossible(why) => {
+                damage += 1;
+                let _ = writeln!(
+                    out,
+                    "alive mark: {why}: impossible (the server ignores it and logs an error)"
+                );
+            }
+            MarkVerdict::Implausible(why) => {
+                let _ = writeln!(out, "warning: {why}");
+            }
+            MarkVerdict::Fine => {}
+        },
+        Ok(None) => {}
+        Err(e) => {
+            damage += 1;
+            let _ = writeln!(out, "alive mark: unreadable: {e}");
+        }
+    }
+    // Every game: its rows read through the index and replayed as the server would.
+    let games: Vec<(String, Option<bool>)> = match reader.games() {
+        Ok(g) => g
+            .into_iter()
+            .map(|r| (r.game_id, Some(r.finished)))
+            .collect(),
+        Err(e) => {
+            damage += 1;
+            let _ = writeln!(out, "games table: unreadable: {e}");
+            match reader.game_ids_of_events() {
+                Ok(ids) => ids.into_iter().map(|id| (id, None)).collect(),
+                Err(e) => {
+                    let _ = writeln!(out, "events: the games cannot be named: {e}");
+                    Vec::new()
+                }
+            }
         }
     };
     let bar = std::io::stderr()
         .is_terminal()
         .then(|| indicatif::ProgressBar::new(games.len() as u64));
-    let mut out = std::io::stdout().lock();
     let (mut bad, mut events, mut empty) = (0usize, 0usize, 0usize);
-    for record in &games {
-        let id = &record.game_id;
+    for (id, finished) in &games {
         let line = match reader.events(id) {
             Err(e) => Some(format!("game {id}: unreadable: {e}")),
             Ok(rows) if rows.is_empty() => {
@@ -111,9 +217,19 @@ pub(super) fn run_check(args: &CheckArgs) -> ExitCode {
             }
             Ok(rows) => {
                 events += rows.len();
-                verify_log(&rows)
-                    .err()
-                    .map(|q| format!("game {id}: seq {}: {}", q.seq, q.reason))
+                match verify_log(&rows) {
+                    Err(q) => Some(format!("game {id}: seq {}: {}", q.seq, q.reason)),
+                    Ok((session, _)) if *finished == Some(true) && session.result().is_none() => {
+                        Some(format!(
+                            "game {id}: seq {}: its row says finished but its log ends there \
+                             without a result (rows missing from the index?)",
+                            session.last_seq() + 1
+                        ))
+                    }
+                    Ok(_) => named
+                        .contains(id)
+                        .then(|| format!("game {id}: replays, but without its unindexed rows")),
+                }
             }
         };
         if let Some(line) = line {
@@ -140,15 +256,49 @@ pub(super) fn run_check(args: &CheckArgs) -> ExitCode {
     };
     let _ = writeln!(
         out,
-        "{} games, {events} events: {} replay, {bad} do not{note}",
+        "{} games, {events} events: {} replay, {bad} do not{note}; {}",
         games.len(),
-        games.len() - bad - empty
+        games.len() - bad - empty,
+        if damage == 0 {
+            "the file is sound".to_string()
+        } else {
+            format!("{damage} problems with the file itself")
+        }
     );
-    if bad > 0 {
+    if bad > 0 || damage > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Whether the database file is shorter than its header says (a truncated copy, a
+/// full disk): SQLite only finds out when it reads a missing page. The header's page
+/// count is read only when valid (its change counter equals its version-valid-for).
+fn cut_short(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut header = [0u8; 100];
+    let mut file = std::fs::File::open(path).ok()?;
+    file.read_exact(&mut header).ok()?;
+    let len = file.metadata().ok()?.len();
+    if &header[..16] != b"SQLite format 3\0" || header[24..28] != header[92..96] {
+        return None;
+    }
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        n => u64::from(n),
+    };
+    let pages = u64::from(u32::from_be_bytes([
+        header[28], header[29], header[30], header[31],
+    ]));
+    let want = pages * page_size;
+    (len < want).then(|| {
+        format!(
+            "the file is {len} bytes but its header says {pages} pages of {page_size} bytes \
+             ({want}): cut short by {} bytes (truncated)",
+            want - len
+        )
+    })
 }
 
 pub(super) fn run_export(args: &ExportArgs) -> ExitCode {

@@ -57,8 +57,10 @@ pub enum Command {
     /// memory per game, the transport anchor, fan-out to watchers, an open-loop load,
     /// CPU per move by game length, flag precision.
     Bench(BenchArgs),
-    /// Check an event log offline: every game replays, seqs dense; names each game that
-    /// does not, with its bad seq and the reason (exit code 1 then).
+    /// Check an event log offline: SQLite's integrity check (damaged pages, index rows
+    /// missing), an impossible alive mark, an empty or foreign file, and every game
+    /// replays with seqs dense; names each game affected, with its bad seq and the
+    /// reason (exit code 1 then).
     Check(CheckArgs),
     /// Write games of an event log as JSON lines (a game line, then its events as
     /// stored), for backup or repair.

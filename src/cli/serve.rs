@@ -27,6 +27,12 @@ pub struct ServeArgs {
     /// TOML config file (tokens, TLS, defaults for the flags).
     #[arg(long, env = "ARBITER_CONFIG")]
     pub config: Option<PathBuf>,
+    /// Start an empty event log where the SQLite database is missing or empty (0 bytes)
+    /// although its WAL, shared-memory index or marker shows a log was there: refused
+    /// without it. The files found are set aside (renamed), not deleted. A new, empty
+    /// directory needs no --init.
+    #[arg(long, env = "ARBITER_INIT")]
+    pub init: bool,
     /// Keep events in memory only (a try-out; nothing survives a restart).
     #[arg(long, env = "ARBITER_MEMORY")]
     pub memory: bool,
@@ -143,7 +149,7 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
         advertise_addr: args.advertise_addr.clone(),
         lease_ms: args.lease_ms,
     });
-    let config = match Config::resolve(
+    let mut config = match Config::resolve(
         file,
         args.listen,
         args.data_dir.clone(),
@@ -158,6 +164,7 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    config.init = args.init;
     init_logs(config.log_format);
     // Read and check the TLS files now: a bad file is a configuration error (exit 2),
     // said before anything is opened or bound.

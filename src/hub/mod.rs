@@ -527,7 +527,8 @@ impl Hub {
             None => self
                 .store
                 .get_game(id)
-                .await?
+                .await
+                .map_err(|e| self.unreadable(id, e))?
                 .ok_or_else(|| HubError::NotFound(id.to_string()))?,
         };
         // The lease first, the log after: once this node holds the lease, the previous
@@ -538,7 +539,11 @@ impl Hub {
             Err(e) => return Err(e.into()),
         };
         let acquired_ms = self.timeline.now_unshifted();
-        let rows = self.store.load(id, 1).await?;
+        let rows = self
+            .store
+            .load(id, 1)
+            .await
+            .map_err(|e| self.unreadable(id, e))?;
         if rows.is_empty() {
             // A game row without events, left by a creation that never completed (older
             // versions wrote the row and the first event separately): it was never
@@ -549,6 +554,9 @@ impl Hub {
             Ok(rebuilt) => rebuilt,
             Err(q) => return Err(self.quarantine(id, q)),
         };
+        if let Some(q) = unfinished_log(&record, &session) {
+            return Err(self.quarantine(id, q));
+        }
         let running = session.result().is_none();
         if running {
             let loaded = self.games().len();
@@ -574,7 +582,9 @@ impl Hub {
             line.shift_at(resume.at_ms, acquired_ms);
             let now = line.now(session.last_ms());
             if let Some(d) = outage_of(&session, now, &resume, self.charge_outage) {
-                append_decided(self.store.as_ref(), id, &session, &d.session, &d.events).await?;
+                append_decided(self.store.as_ref(), id, &session, &d.session, &d.events)
+                    .await
+                    .map_err(|e| self.unwritable(id, &session, e))?;
                 self.metrics.events_appended(d.events.len());
                 session = d.session;
                 events.extend(d.events);
@@ -614,6 +624,50 @@ impl Hub {
             self.metrics.set_quarantined(all.len());
         }
         quarantined(id, q)
+    }
+
+    /// The error of a game whose row or log could not be read: a damaged store
+    /// ([`StoreError::Damaged`]) quarantines the game, naming the first seq not read;
+    /// anything else is the store's error as it is.
+    fn unreadable(&self, id: &str, e: StoreError) -> HubError {
+        match e {
+            StoreError::Damaged { what, from_seq } => self.quarantine(
+                id,
+                Quarantine {
+                    seq: from_seq.unwrap_or(1),
+                    reason: format!("unreadable: {what}"),
+                },
+            ),
+            other => HubError::Store(other),
+        }
+    }
+
+    /// The error of a game whose outage could not be appended when it was loaded: a log
+    /// whose end is not where its rows say (a seq conflict: rows missing from the index
+    /// the log is read through) or a damaged store quarantines the game.
+    fn unwritable(&self, id: &str, session: &Session, e: HubError) -> HubError {
+        let seq = session.last_seq() + 1;
+        match e {
+            HubError::Store(StoreError::Conflict { actual, .. }) => self.quarantine(
+                id,
+                Quarantine {
+                    seq,
+                    reason: format!(
+                        "the log read ends at seq {} but the log's next seq is {actual}: rows \
+                         missing from the index it is read through",
+                        seq - 1
+                    ),
+                },
+            ),
+            HubError::Store(StoreError::Damaged { what, .. }) => self.quarantine(
+                id,
+                Quarantine {
+                    seq,
+                    reason: format!("its log cannot be written: {what}"),
+                },
+            ),
+            other => other,
+        }
     }
 
     /// Why a game is quarantined, if it is.
@@ -851,6 +905,20 @@ fn told_of_the_start(mark: Option<&AliveMark>, started: &Started, metrics: &Metr
 /// How far the wall clock may drift from the timeline (ms) before it is reported as a
 /// step.
 pub(crate) const WALL_STEP_MS: u64 = 1_000;
+
+/// A game whose row says finished but whose log replays to no result: the log's last
+/// rows are missing (never written that way: the row is written with the event that
+/// finishes the game), so its log is not all there.
+fn unfinished_log(record: &GameRecord, session: &Session) -> Option<Quarantine> {
+    (record.finished && session.result().is_none()).then(|| Quarantine {
+        seq: session.last_seq() + 1,
+        reason: format!(
+            "its row says finished but its log ends at seq {} without a result: rows \
+             missing (a damaged index? draughts-arbiter check)",
+            session.last_seq()
+        ),
+    })
+}
 
 /// The error of a request for a quarantined game.
 fn quarantined(id: &str, quarantine: Quarantine) -> HubError {

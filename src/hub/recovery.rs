@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::{ALIVE_EVERY, Hub, HubError, WALL_STEP_MS, verify_log};
+use super::{ALIVE_EVERY, Hub, HubError, WALL_STEP_MS, unfinished_log, verify_log};
 use crate::store::{GameFilter, GameRecord};
 
 /// How many games recovery loads at the same time: their reads overlap and their outage
@@ -125,10 +125,19 @@ impl Hub {
                 Ok(rows) if rows.is_empty() => {}
                 Ok(rows) => {
                     checked += 1;
-                    if let Err(q) = verify_log(&rows) {
+                    let q = match verify_log(&rows) {
+                        Err(q) => Some(q),
+                        Ok((session, _)) => unfinished_log(&record, &session),
+                    };
+                    if let Some(q) = q {
                         self.quarantine(id, q);
                         bad += 1;
                     }
+                }
+                Err(e) if e.is_damaged() => {
+                    checked += 1;
+                    bad += 1;
+                    self.unreadable(id, e);
                 }
                 Err(e) => tracing::warn!(game = %id, error = %e, "finished game not checked"),
             }

@@ -350,6 +350,11 @@ pub struct Config {
     pub public_broadcast: bool,
     /// `store = "postgres"`: the database and this node (`data_dir` is then unused).
     pub cluster: Option<Cluster>,
+    /// `serve --init` (`ARBITER_INIT`): start an empty SQLite log where the database file
+    /// is missing or empty but its WAL, shared-memory index or marker shows a log was
+    /// there (refused otherwise). Not a config file key on purpose: left on, it would start
+    /// empty after every loss without a word.
+    pub init: bool,
 }
 
 /// The default gRPC address.
@@ -599,6 +604,7 @@ impl Config {
             public_broadcast: web.public_broadcast.unwrap_or(true),
             cors_origins: resolve_origins(web.cors_origins)?,
             cluster,
+            init: false,
         };
         if config.tokens.is_empty() && !config.listen.ip().is_loopback() && !config.insecure {
             return Err(ConfigError(format!(

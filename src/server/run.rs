@@ -19,7 +19,7 @@ use super::tls;
 use crate::api::auth::Tokens;
 use crate::api::{Api, BoardRate, pb};
 use crate::hub::metrics::Metrics;
-use crate::hub::{Hub, HubConfig};
+use crate::hub::{Hub, HubConfig, HubError};
 use crate::store::{
     EventStore, MemoryStore, PostgresOptions, PostgresStore, SqliteOptions, SqliteStore,
 };
@@ -66,10 +66,18 @@ pub async fn open_store(
             let path = dir.join("arbiter.sqlite");
             let options = SqliteOptions {
                 commit_observer: Some(metrics.clone()),
+                init: config.init,
                 ..SqliteOptions::default()
             };
-            let store = SqliteStore::open_with(&path, options)
-                .map_err(|e| ServeError(format!("event log {}: {e}", path.display())))?;
+            let store = SqliteStore::open_with(&path, options).map_err(|e| {
+                let lost = !std::fs::metadata(&path).is_ok_and(|m| m.len() > 0);
+                let repair = if e.is_damaged() && !lost {
+                    repair_hint(dir)
+                } else {
+                    String::new()
+                };
+                ServeError(format!("event log {}: {e}{repair}", path.display()))
+            })?;
             tracing::info!(path = %path.display(), "event log open (SQLite, WAL, synchronous=FULL)");
             Ok(Arc::new(store))
         }
@@ -78,6 +86,17 @@ pub async fn open_store(
             Ok(Arc::new(MemoryStore::new()))
         }
     }
+}
+
+/// What an operator does about a damaged SQLite log in `dir`, for the start's refusal.
+fn repair_hint(dir: &std::path::Path) -> String {
+    format!(
+        "; the server does not start on a damaged log: run `draughts-arbiter check \
+         --data-dir {0}` to see what is damaged and which games, then `export` the games \
+         that read and `import` them into a new data directory, or restore a backup \
+         (README: Damaged files)",
+        dir.display()
+    )
 }
 
 /// The sockets the server answers on.
@@ -253,7 +272,16 @@ async fn serve_grpc(
         Ok(n) => n,
         Err(e) => {
             hub.shutdown().await;
-            return Err(ServeError(format!("recovery: {e}")));
+            // The games cannot even be listed: refused, naming the file and the repair.
+            let damaged = matches!(&e, HubError::Store(s) if s.is_damaged());
+            return Err(ServeError(match (&config.data_dir, &config.cluster) {
+                (Some(dir), None) if damaged => format!(
+                    "recovery: event log {}: {e}{}",
+                    dir.join("arbiter.sqlite").display(),
+                    repair_hint(dir)
+                ),
+                _ => format!("recovery: {e}"),
+            }));
         }
     };
     tracing::info!(games = pending, took = ?started.elapsed(), "recovering unfinished games in the background");

@@ -45,6 +45,18 @@ pub enum StoreError {
     Config(String),
     /// A stored row breaks an invariant (a negative seq, a board number out of range...).
     Corrupt(String),
+    /// The database file itself is damaged or is not an event log: SQLite reports a
+    /// malformed page (`SQLITE_CORRUPT`) or a file that is not a database
+    /// (`SQLITE_NOTADB`), or the file is empty or missing where a log was. Retrying
+    /// cannot help: the hub quarantines the game it was reading (DATA_LOSS), and a store
+    /// that cannot be opened or listed is refused at start, naming the file.
+    Damaged {
+        /// What is damaged, as SQLite or the check says it.
+        what: String,
+        /// The first seq of the game that could not be read, when reading a game's log
+        /// (the rows before it were read).
+        from_seq: Option<u64>,
+    },
     /// The database engine failed (I/O error, disk full, locked...).
     Database(Arc<dyn std::error::Error + Send + Sync>),
     /// A file-system operation failed (creating the data directory).
@@ -84,6 +96,7 @@ impl fmt::Display for StoreError {
             },
             StoreError::Config(what) => write!(f, "store settings: {what}"),
             StoreError::Corrupt(what) => write!(f, "corrupt store: {what}"),
+            StoreError::Damaged { what, .. } => write!(f, "damaged event log: {what}"),
             StoreError::Database(e) => write!(f, "database: {e}"),
             StoreError::Io(e) => write!(f, "io: {e}"),
         }
@@ -100,9 +113,33 @@ impl std::error::Error for StoreError {
     }
 }
 
+impl StoreError {
+    /// A damaged store (see [`StoreError::Damaged`]).
+    pub fn damaged(what: impl Into<String>) -> Self {
+        StoreError::Damaged {
+            what: what.into(),
+            from_seq: None,
+        }
+    }
+
+    /// Whether this is [`StoreError::Damaged`].
+    #[must_use]
+    pub fn is_damaged(&self) -> bool {
+        matches!(self, StoreError::Damaged { .. })
+    }
+}
+
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
-        StoreError::database(e)
+        use rusqlite::ErrorCode;
+        match e.sqlite_error_code() {
+            // A malformed page or a file that is not a database: the same answer on
+            // every retry, so not the retryable `Database`.
+            Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
+                StoreError::damaged(e.to_string())
+            }
+            _ => StoreError::database(e),
+        }
     }
 }
 

@@ -32,10 +32,13 @@ pub use memory::MemoryStore;
 pub use postgres::{
     POSTGRES_GROUP_APPEND, POSTGRES_SCHEMA_VERSION, PostgresOptions, PostgresStore,
 };
-pub use reader::LogReader;
+pub use reader::{Integrity, LogReader};
 pub use record::{GameFilter, GameRecord, StoredEvent, SummaryUpdate, sort_games};
-pub use schema::{WAL_SIZE_LIMIT_BYTES, WRITER_AUTOCHECKPOINT_PAGES, WRITER_CACHE_KIB};
-pub use sqlite::{SqliteOptions, SqliteStore};
+pub use schema::{
+    LAST_POSSIBLE_MS, MarkVerdict, WAL_SIZE_LIMIT_BYTES, WRITER_AUTOCHECKPOINT_PAGES,
+    WRITER_CACHE_KIB, judge_alive_mark,
+};
+pub use sqlite::{SqliteOptions, SqliteStore, marker_path};
 
 /// A hint that a game changed, maybe on another node (several nodes on PostgreSQL:
 /// `LISTEN/NOTIFY`). Hints wake followers early; they are never the data (a hint can be

@@ -8,6 +8,15 @@ use rusqlite::{Connection, OpenFlags};
 use super::writer::from_sql_seq;
 use super::{GameRecord, StoreError, StoredEvent, schema};
 
+/// One problem SQLite's integrity check found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Integrity {
+    /// SQLite's words, with the b-tree or the game it concerns when known.
+    pub message: String,
+    /// The game whose row it concerns, when SQLite names a row.
+    pub game: Option<String>,
+}
+
 /// A read-only view of an existing event log.
 pub struct LogReader {
     conn: Connection,
@@ -47,6 +56,20 @@ impl LogReader {
         schema::configure(&conn)?;
         conn.pragma_update(None, "query_only", true)?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version == 0 {
+            let tables: Vec<String> = conn
+                .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?
+                .query_map([], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            return Err(StoreError::damaged(if tables.is_empty() {
+                "an empty database (no tables): not an event log".to_string()
+            } else {
+                format!(
+                    "not an event log of this program: schema version 0 with tables {}",
+                    tables.join(", ")
+                )
+            }));
+        }
         if version > schema::CURRENT_VERSION {
             return Err(StoreError::Schema {
                 found: version,
@@ -122,6 +145,105 @@ impl LogReader {
             });
         }
         Ok(out)
+    }
+
+    /// SQLite's `PRAGMA integrity_check` (every page, every index row against its table),
+    /// each problem with the game it concerns when SQLite names a row of one; empty when
+    /// the file is sound. Reads the whole file.
+    ///
+    /// # Errors
+    /// SQLite cannot run the check at all (a damaged header or schema).
+    pub fn integrity(&self) -> Result<Vec<Integrity>, StoreError> {
+        let lines: Vec<String> = self
+            .conn
+            .prepare("PRAGMA integrity_check(1000)")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let trees: Vec<(i64, String)> = self
+            .conn
+            .prepare("SELECT rootpage, name FROM sqlite_master WHERE rootpage > 0")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(lines
+            .into_iter()
+            .filter(|l| l != "ok")
+            .map(|message| self.annotate(message, &trees))
+            .collect())
+    }
+
+    /// Names the b-tree of a "Tree N page ..." problem and the game of a "row N missing
+    /// from index ..." one.
+    fn annotate(&self, message: String, trees: &[(i64, String)]) -> Integrity {
+        let mut note = None;
+        let mut game = None;
+        if let Some(rest) = message.strip_prefix("Tree ") {
+            let root: Option<i64> = rest.split(' ').next().and_then(|n| n.parse().ok());
+            if let Some((_, name)) = trees.iter().find(|(r, _)| Some(*r) == root) {
+                note = Some(format!("b-tree of {name}"));
+            }
+        }
+        if let Some(rest) = message.strip_prefix("row ") {
+            let mut words = rest.split(' ');
+            let rowid: Option<i64> = words.next().and_then(|n| n.parse().ok());
+            let index = rest.rsplit(' ').next().unwrap_or_default();
+            if let Some(rowid) = rowid {
+                let table = if index.starts_with("events") {
+                    "events"
+                } else {
+                    "games"
+                };
+                let found: Option<(String, Option<i64>)> = if table == "events" {
+                    self.conn
+                        .query_row(
+                            "SELECT game_id, seq FROM events WHERE id = ?1",
+                            [rowid],
+                            |r| Ok((r.get(0)?, Some(r.get(1)?))),
+                        )
+                        .ok()
+                } else {
+                    self.conn
+                        .query_row("SELECT game_id FROM games WHERE rowid = ?1", [rowid], |r| {
+                            Ok((r.get(0)?, None))
+                        })
+                        .ok()
+                };
+                if let Some((id, seq)) = found {
+                    note = Some(match seq {
+                        Some(seq) => format!("game {id}, seq {seq}"),
+                        None => format!("game {id}"),
+                    });
+                    game = Some(id);
+                }
+            }
+        }
+        Integrity {
+            message: match note {
+                Some(note) => format!("{message} ({note})"),
+                None => message,
+            },
+            game,
+        }
+    }
+
+    /// The ids of the games that have events, read from the `(game_id, seq)` index alone:
+    /// what `check` can still name when the games table cannot be read.
+    ///
+    /// # Errors
+    /// SQLite failing.
+    pub fn game_ids_of_events(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .conn
+            .prepare("SELECT DISTINCT game_id FROM events ORDER BY game_id")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// The alive mark as stored (`None`: never marked), unchecked.
+    ///
+    /// # Errors
+    /// SQLite failing.
+    pub fn alive_mark(&self) -> Result<Option<i64>, StoreError> {
+        schema::raw_alive_mark(&self.conn)
     }
 
     /// A game's rows in seq order, as stored (nothing decoded or checked).

@@ -111,6 +111,65 @@ pub fn alive_mark(conn: &Connection) -> Result<Option<AliveMark>, StoreError> {
     .transpose()
 }
 
+/// The last instant an alive mark can name: 9999-12-31T23:59:59.999Z (ms), the end of
+/// the range of RFC 3339 and of protobuf's `Timestamp`, in which every instant the
+/// service records is given.
+pub const LAST_POSSIBLE_MS: i64 = 253_402_300_799_999;
+
+/// How far ahead of this host's wall clock an alive mark may be before it is called
+/// implausible (a wall clock stepped back since the mark, or a wrong mark).
+pub const MARK_AHEAD_TOLERANCE_MS: i64 = 60_000;
+
+/// What an alive mark says about itself ([`judge_alive_mark`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MarkVerdict {
+    /// A mark that can be true.
+    Fine,
+    /// Possible but suspicious (ahead of this host's clock): worth a warning, never a
+    /// refusal (the wall clock may have stepped back since).
+    Implausible(String),
+    /// A mark no run of the service can have written (negative, past year 9999): the
+    /// file is damaged there.
+    Impossible(String),
+}
+
+/// The alive mark as stored, unchecked (`None`: never marked), for [`judge_alive_mark`].
+///
+/// # Errors
+/// The read fails.
+pub fn raw_alive_mark(conn: &Connection) -> Result<Option<i64>, StoreError> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .query_row("SELECT alive_at_ms FROM service WHERE id = 1", [], |r| {
+            r.get(0)
+        })
+        .optional()?)
+}
+
+/// Judges an alive mark (ms on the server's timeline) against this host's wall clock
+/// (`now_ms`): impossible if negative or past [`LAST_POSSIBLE_MS`], implausible if more
+/// than [`MARK_AHEAD_TOLERANCE_MS`] ahead of `now_ms`.
+#[must_use]
+pub fn judge_alive_mark(mark_ms: i64, now_ms: i64) -> MarkVerdict {
+    if mark_ms < 0 {
+        return MarkVerdict::Impossible(format!("alive mark {mark_ms} is negative"));
+    }
+    if mark_ms > LAST_POSSIBLE_MS {
+        return MarkVerdict::Impossible(format!(
+            "alive mark {mark_ms} is past the year 9999 ({LAST_POSSIBLE_MS})"
+        ));
+    }
+    let ahead = mark_ms.saturating_sub(now_ms);
+    if ahead > MARK_AHEAD_TOLERANCE_MS {
+        return MarkVerdict::Implausible(format!(
+            "alive mark {mark_ms} is {:.1} s ahead of this host's clock: the clock stepped \
+             back since the service last ran, or the mark is wrong",
+            ahead as f64 / 1000.0
+        ));
+    }
+    MarkVerdict::Fine
+}
+
 /// A game's events from a seq on, in seq order (`?1` the game, `?2` the first seq): one
 /// range scan of the `events_by_game` index.
 pub const SELECT_EVENTS_FROM: &str = "SELECT seq, written_at_ms, payload FROM events
@@ -150,6 +209,11 @@ pub fn configure(conn: &Connection) -> Result<(), StoreError> {
 /// Puts the writer connection in WAL mode with full fsync and migrates the schema.
 pub fn prepare_writer(conn: &mut Connection) -> Result<(), StoreError> {
     configure(conn)?;
+    // Before anything is written to it (the journal mode is in the file's header).
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version == 0 {
+        foreign(conn)?;
+    }
     // WAL: readers never block the writer and vice versa; a commit is one sequential
     // append to the WAL file.
     let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
@@ -181,6 +245,7 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     }
     let from = usize::try_from(version)
         .map_err(|_| StoreError::Corrupt(format!("negative schema version {version}")))?;
+
     for sql in &MIGRATIONS[from..] {
         tx.execute_batch(sql)?;
     }
@@ -189,9 +254,56 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Refuses a database of schema version 0 that holds tables: another program's file,
+/// in which the migrations must not create ours.
+fn foreign(conn: &Connection) -> Result<(), StoreError> {
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    if tables.is_empty() {
+        return Ok(());
+    }
+    Err(StoreError::damaged(format!(
+        "not an event log of this program: schema version 0 with tables {} (another \
+         program's database?)",
+        tables.join(", ")
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn alive_marks_are_judged_impossible_implausible_or_fine() {
+        let now = 1_750_000_000_000;
+        assert!(matches!(
+            judge_alive_mark(-1, now),
+            MarkVerdict::Impossible(_)
+        ));
+        assert!(matches!(
+            judge_alive_mark(LAST_POSSIBLE_MS + 1, now),
+            MarkVerdict::Impossible(_)
+        ));
+        assert!(matches!(
+            judge_alive_mark(now + 3_600_000, now),
+            MarkVerdict::Implausible(_)
+        ));
+        assert_eq!(judge_alive_mark(now + 1_000, now), MarkVerdict::Fine);
+        assert_eq!(judge_alive_mark(now - 86_400_000, now), MarkVerdict::Fine);
+        assert_eq!(judge_alive_mark(0, now), MarkVerdict::Fine);
+    }
+
+    #[test]
+    fn another_programs_database_is_refused_not_migrated() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut conn = Connection::open(dir.path().join("p.db")).expect("open");
+        conn.execute_batch("CREATE TABLE accounts (id INTEGER PRIMARY KEY)")
+            .expect("theirs");
+        let e = prepare_writer(&mut conn).expect_err("foreign");
+        assert!(e.is_damaged() && e.to_string().contains("accounts"), "{e}");
+    }
 
     /// How SQLite plans a statement on a fresh log, one line per step.
     fn plan(conn: &Connection, sql: &str) -> String {

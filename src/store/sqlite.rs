@@ -23,13 +23,19 @@ pub struct SqliteOptions {
     /// How many requests may wait for the writer before `append` itself waits
     /// (backpressure instead of unbounded memory).
     pub queue_capacity: usize,
-    /// How many idle read connections to keep.
-    pub max_idle_readers: usize,
+    /// How many read connections at most: a read beyond waits for one to be free.
+    /// They are kept open once opened, never closed and reopened (see `ReaderPool`).
+    pub max_readers: usize,
     /// Told how long each commit took (the fsync histogram of the metrics).
     pub commit_observer: Option<Arc<dyn super::CommitObserver>>,
     /// The least time between two checkpoints of the WAL into the database file, done
     /// by a thread of their own (see the `checkpoint` module).
     pub checkpoint_interval: std::time::Duration,
+    /// Start an empty log even where one was before: the database file is missing or
+    /// empty while its WAL, shared-memory index or marker is there (`serve --init`).
+    /// Without it such a store is refused ([`StoreError::Damaged`]); with it those files
+    /// are set aside (renamed, never deleted) and a new log begins.
+    pub init: bool,
 }
 
 impl Default for SqliteOptions {
@@ -37,9 +43,10 @@ impl Default for SqliteOptions {
         SqliteOptions {
             max_batch: 1024,
             queue_capacity: 4096,
-            max_idle_readers: 4,
+            max_readers: 8,
             commit_observer: None,
             checkpoint_interval: std::time::Duration::from_millis(200),
+            init: false,
         }
     }
 }
@@ -93,9 +100,15 @@ impl SqliteStore {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
+        lost_log(&path, options.init)?;
         let mut conn = Connection::open(&path)?;
         schema::prepare_writer(&mut conn)?;
-        let alive_mark = schema::alive_mark(&conn)?;
+        mark_created(&path)?;
+        // An impossible mark (a damaged row) is ignored, as if there were none.
+        let alive_mark = match checked_alive_mark(&path, &conn)? {
+            Some(schema::MarkVerdict::Impossible(_)) => None,
+            _ => schema::alive_mark(&conn)?,
+        };
 
         let (tx, rx) = mpsc::channel(options.queue_capacity.max(1));
         let max_batch = options.max_batch.max(1);
@@ -108,7 +121,7 @@ impl SqliteStore {
         let readers = Arc::new(ReaderPool {
             path: path.clone(),
             idle: Mutex::new(Vec::new()),
-            max_idle: options.max_idle_readers,
+            permits: Arc::new(tokio::sync::Semaphore::new(options.max_readers.max(1))),
         });
         Ok(SqliteStore {
             inner: Arc::new(Inner {
@@ -180,9 +193,18 @@ impl SqliteStore {
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let pool = Arc::clone(&self.inner.readers);
-        tokio::task::spawn_blocking(move || pool.with(f))
+        // A permit per connection: at most `max_readers` reads (and blocking threads)
+        // at once, however many requests come together.
+        let permit = Arc::clone(&pool.permits)
+            .acquire_owned()
             .await
-            .map_err(StoreError::database)?
+            .map_err(|_| StoreError::Closed)?;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            pool.with(f)
+        })
+        .await
+        .map_err(StoreError::database)?
     }
 }
 
@@ -276,9 +298,16 @@ impl EventStore for SqliteStore {
                     r.get::<_, Vec<u8>>(2)?,
                 ))
             })?;
-            let mut events = Vec::new();
+            let mut events: Vec<StoredEvent> = Vec::new();
             for row in rows {
-                let (seq, written_at_ms, payload) = row?;
+                // A damaged page names the first seq not read (the rows before it were).
+                let (seq, written_at_ms, payload) = row.map_err(|e| match e.into() {
+                    StoreError::Damaged { what, .. } => StoreError::Damaged {
+                        what,
+                        from_seq: Some(events.last().map_or(from_seq.max(1), |e| e.seq + 1)),
+                    },
+                    other => other,
+                })?;
                 events.push(StoredEvent {
                     game_id: game_id.clone(),
                     seq: from_sql_seq(seq)?,
@@ -329,6 +358,118 @@ impl EventStore for SqliteStore {
     }
 }
 
+/// The file beside the database that says a log was created here (see [`lost_log`]).
+#[must_use]
+pub fn marker_path(db: &Path) -> PathBuf {
+    with_suffix(db, "-created")
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Refuses to start an empty log where one was: the database file missing or empty
+/// (0 bytes) while its WAL, its shared-memory index or the marker
+/// ([`marker_path`]) is there. A new directory (none of them) starts a log silently.
+/// With `init`, those files are set aside (renamed with a suffix) and a log begins.
+fn lost_log(db: &Path, init: bool) -> Result<(), StoreError> {
+    let len = match std::fs::metadata(db) {
+        Ok(m) => Some(m.len()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e.into()),
+    };
+    if len.is_some_and(|n| n > 0) {
+        return Ok(());
+    }
+    let traces: Vec<PathBuf> = [
+        marker_path(db),
+        with_suffix(db, "-wal"),
+        with_suffix(db, "-shm"),
+    ]
+    .into_iter()
+    .filter(|p| p.exists())
+    .collect();
+    if traces.is_empty() {
+        return Ok(());
+    }
+    let state = if len.is_some() {
+        "is empty (0 bytes)"
+    } else {
+        "is missing"
+    };
+    let names: Vec<String> = traces.iter().map(|p| p.display().to_string()).collect();
+    if !init {
+        return Err(StoreError::damaged(format!(
+            "{} {state} but a log was there ({} exist): it was lost or truncated; restore \
+             it from a backup, or start with --init (ARBITER_INIT=1) to begin an empty log \
+             (the files found are then set aside, not deleted)",
+            db.display(),
+            names.join(", ")
+        )));
+    }
+    let suffix = format!(".set-aside-{}", super::record::now_ms());
+    for file in traces
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(len.is_some().then_some(db))
+    {
+        let aside = with_suffix(file, &suffix);
+        std::fs::rename(file, &aside)?;
+        tracing::warn!(
+            file = %file.display(),
+            now = %aside.display(),
+            "--init: the log {state}; a file of the old log is set aside and an empty log begins"
+        );
+    }
+    Ok(())
+}
+
+/// Writes the marker ([`marker_path`]) once the log's schema is in place, if it is not.
+fn mark_created(db: &Path) -> Result<(), StoreError> {
+    let marker = marker_path(db);
+    if marker.exists() {
+        return Ok(());
+    }
+    let text = format!(
+        "draughts-arbiter: an event log was created here at {} ms (UTC, Unix epoch).\n\
+         {} beside this file holds every game: if it is missing or empty, the log was lost;\n\
+         the server then refuses to start unless told --init.\n",
+        super::record::now_ms(),
+        db.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    );
+    std::fs::write(&marker, text)?;
+    Ok(())
+}
+
+/// The stored alive mark, judged against this host's clock: an impossible one is logged
+/// as an error naming the file and is not used (the outage of a running game then counts
+/// from its last event, as before marks existed); an implausible one is logged as a
+/// warning.
+fn checked_alive_mark(
+    path: &Path,
+    conn: &Connection,
+) -> Result<Option<schema::MarkVerdict>, StoreError> {
+    let Some(mark) = schema::raw_alive_mark(conn)? else {
+        return Ok(None);
+    };
+    let verdict = schema::judge_alive_mark(mark, super::record::now_ms());
+    match &verdict {
+        schema::MarkVerdict::Impossible(why) => tracing::error!(
+            path = %path.display(),
+            "{why}: the file is damaged there; the mark is ignored (a running game's outage \
+             counts from its last event) and the next mark replaces it"
+        ),
+        schema::MarkVerdict::Implausible(why) => {
+            tracing::warn!(path = %path.display(), "{why}");
+        }
+        schema::MarkVerdict::Fine => {}
+    }
+    Ok(Some(verdict))
+}
+
 const SELECT_GAMES: &str =
     "SELECT game_id, created_at_ms, event, round, board, finished, metadata_json, summary_json
      FROM games";
@@ -354,15 +495,26 @@ fn game_row(r: &Row<'_>) -> rusqlite::Result<Result<GameRecord, StoreError>> {
     }))
 }
 
-/// Read-only connections, reused between reads.
+/// Read-only connections, reused between reads: at most as many as `permits` has (a read
+/// holds one while it runs), each kept open once opened.
+///
+/// Bounded and never closed because a closed connection does not give back its file
+/// descriptors: SQLite's unix VFS keeps the descriptor of a file closed while another
+/// connection of the process holds a lock on it (closing it would drop that lock, POSIX
+/// locks being per process), and the writer holds one as long as it runs (WAL mode).
+/// The pool used to open a connection per concurrent read (up to one per blocking
+/// thread) and close those above 4 idle: issue 37 found 284 descriptors of
+/// `arbiter.sqlite` still open 60 s after 10,000 `WatchEvent` streams (517 at the top),
+/// and `tests/it/limits.rs` 194 after 30 s.
 struct ReaderPool {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
-    max_idle: usize,
+    permits: Arc<tokio::sync::Semaphore>,
 }
 
 impl ReaderPool {
     /// Runs `f` on an idle connection (or a new one) and keeps the connection for later.
+    /// The caller holds a permit, so there are never more connections than permits.
     fn with<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
@@ -377,10 +529,10 @@ impl ReaderPool {
             None => self.open()?,
         };
         let result = f(&conn);
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < self.max_idle {
-            idle.push(conn);
-        }
+        self.idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(conn);
         result
     }
 

@@ -17,6 +17,7 @@ mod clock;
 mod clock_faults;
 mod cluster;
 mod corners;
+mod corruption;
 mod crash;
 mod delay;
 mod deploy_config;

@@ -25,7 +25,7 @@ use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
-const CONFIG: &str = r#"
+pub(super) const CONFIG: &str = r#"
 [[tokens]]
 token = "arb"
 role = "arbiter"
@@ -34,17 +34,17 @@ token = "view"
 role = "viewer"
 "#;
 
-const BIN: &str = env!("CARGO_BIN_EXE_draughts-arbiter");
+pub(super) const BIN: &str = env!("CARGO_BIN_EXE_draughts-arbiter");
 
 /// The server binary on a data directory; SIGKILLed if dropped while running.
-struct Server {
-    child: Child,
+pub(super) struct Server {
+    pub(super) child: Child,
     channel: Channel,
     metrics_port: u16,
-    log: PathBuf,
+    pub(super) log: PathBuf,
 }
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     StdListener::bind("127.0.0.1:0")
         .expect("bind")
         .local_addr()
@@ -53,7 +53,12 @@ fn free_port() -> u16 {
 }
 
 impl Server {
-    async fn start(data: &Path) -> Server {
+    pub(super) async fn start(data: &Path) -> Server {
+        Server::start_with(data, &[]).await
+    }
+
+    /// [`Server::start`] with more arguments to `serve`.
+    pub(super) async fn start_with(data: &Path, extra: &[&str]) -> Server {
         let config = data.with_extension("toml");
         std::fs::write(&config, CONFIG).expect("config");
         let log = data.with_extension("log");
@@ -75,6 +80,7 @@ impl Server {
             .arg(data)
             .arg("--config")
             .arg(&config)
+            .args(extra)
             .env("ARBITER_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -112,13 +118,17 @@ impl Server {
         }
     }
 
-    fn games(&self) -> GameServiceClient<Channel> {
+    pub(super) fn channel(&self) -> Channel {
+        self.channel.clone()
+    }
+
+    pub(super) fn games(&self) -> GameServiceClient<Channel> {
         GameServiceClient::new(self.channel.clone())
     }
 
     /// SIGTERM and wait for the exit (without blocking the runtime: the client's
     /// connection must see the server's goodbye).
-    async fn stop(mut self) {
+    pub(super) async fn stop(mut self) {
         let status = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
@@ -139,7 +149,7 @@ impl Server {
         assert!(status.success(), "server exit: {status}");
     }
 
-    async fn metric(&self, name: &str) -> f64 {
+    pub(super) async fn metric(&self, name: &str) -> f64 {
         let mut s = tokio::net::TcpStream::connect(("127.0.0.1", self.metrics_port))
             .await
             .expect("metrics port");
@@ -164,7 +174,7 @@ impl Drop for Server {
     }
 }
 
-fn authed<T>(token: &str, msg: T) -> tonic::Request<T> {
+pub(super) fn authed<T>(token: &str, msg: T) -> tonic::Request<T> {
     let mut req = tonic::Request::new(msg);
     req.metadata_mut().insert(
         "authorization",
@@ -174,7 +184,13 @@ fn authed<T>(token: &str, msg: T) -> tonic::Request<T> {
 }
 
 /// Creates a game as the arbiter, starts it and plays `moves` (each side in turn).
-async fn game(s: &Server, id: &str, board: u32, time_control: &str, moves: &[&str]) -> pb::Game {
+pub(super) async fn game(
+    s: &Server,
+    id: &str,
+    board: u32,
+    time_control: &str,
+    moves: &[&str],
+) -> pb::Game {
     let mut games = s.games();
     games
         .create_game(authed(
@@ -231,7 +247,7 @@ async fn game(s: &Server, id: &str, board: u32, time_control: &str, moves: &[&st
     g
 }
 
-async fn resign(s: &Server, id: &str) {
+pub(super) async fn resign(s: &Server, id: &str) {
     s.games()
         .resign(authed(
             "arb",
@@ -245,14 +261,14 @@ async fn resign(s: &Server, id: &str) {
         .expect("resigned");
 }
 
-async fn get(s: &Server, token: &str, id: &str) -> Result<pb::Game, tonic::Status> {
+pub(super) async fn get(s: &Server, token: &str, id: &str) -> Result<pb::Game, tonic::Status> {
     s.games()
         .get_game(authed(token, pb::GetGameRequest { game_id: id.into() }))
         .await
         .map(tonic::Response::into_inner)
 }
 
-async fn list(s: &Server, token: &str, include_moves: bool) -> Vec<pb::Game> {
+pub(super) async fn list(s: &Server, token: &str, include_moves: bool) -> Vec<pb::Game> {
     s.games()
         .list_games(authed(
             token,
@@ -273,7 +289,7 @@ fn sql(data: &Path, statement: &str) {
     assert_eq!(changed, 1, "{statement}");
 }
 
-fn cli(args: &[&str]) -> Output {
+pub(super) fn cli(args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
         .env_remove("ARBITER_DATA_DIR")
@@ -281,11 +297,11 @@ fn cli(args: &[&str]) -> Output {
         .expect("run the binary")
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(super) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-const MOVES: [&str; 4] = ["c3-d4", "f6-g5", "g3-f4", "g7-f6"];
+pub(super) const MOVES: [&str; 4] = ["c3-d4", "f6-g5", "g3-f4", "g7-f6"];
 
 /// The old server refused to start ("recovery: stored game does not replay") and its
 /// ListGames answered DATA_LOSS to everyone.

@@ -54,6 +54,7 @@ impl Running {
             cors_origins: Vec::new(),
             public_broadcast: true,
             cluster: None,
+            init: false,
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
