@@ -12,7 +12,7 @@ use tonic_reflection::server::{v1 as reflection_v1, v1alpha as reflection_v1alph
 
 use super::config::Config;
 use super::conn::{self, ConnLimits, Connections};
-use super::edge::EdgeLayer;
+use super::edge::{EdgeLayer, framed};
 use super::forward::ForwardLayer;
 use super::probes;
 use super::tls;
@@ -317,31 +317,38 @@ async fn serve_grpc(
         max: limits.max_connections,
         idle: limits.idle_timeout,
     });
+    // Each service behind tonic-web checks its requests' framing (`edge::framed`): there
+    // grpc-web and grpc-web-text bodies are plain gRPC. tonic's own size check stays
+    // behind the edge's (same limit) as a second wall.
     let routes = tonic::service::Routes::builder()
-        .add_service(web(health_service))
-        .add_service(reflection_v1)
-        .add_service(reflection_v1alpha)
-        // tonic's own size check stays behind the edge's (same limit) as a second wall.
-        .add_service(web(pb::rules_service_server::RulesServiceServer::new(
-            api.clone(),
-        )
-        .max_decoding_message_size(max)))
-        .add_service(web(pb::game_service_server::GameServiceServer::new(
-            api.clone(),
-        )
-        .max_decoding_message_size(max)))
-        .add_service(web(pb::board_service_server::BoardServiceServer::new(
-            api.clone(),
-        )
-        .max_decoding_message_size(max)))
-        .add_service(web(pb::arbiter_service_server::ArbiterServiceServer::new(
-            api.clone(),
-        )
-        .max_decoding_message_size(max)))
-        .add_service(web(crate::api::frame::BroadcastServiceServer::new(
-            api.clone(),
-        )
-        .max_decoding_message_size(max)))
+        .add_service(web(framed(health_service, max)))
+        .add_service(framed(reflection_v1, max))
+        .add_service(framed(reflection_v1alpha, max))
+        .add_service(web(framed(
+            pb::rules_service_server::RulesServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+            max,
+        )))
+        .add_service(web(framed(
+            pb::game_service_server::GameServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+            max,
+        )))
+        .add_service(web(framed(
+            pb::board_service_server::BoardServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+            max,
+        )))
+        .add_service(web(framed(
+            pb::arbiter_service_server::ArbiterServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+            max,
+        )))
+        .add_service(web(framed(
+            crate::api::frame::BroadcastServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+            max,
+        )))
         .clone()
         .routes();
     // The HTTP routes beside the services; anything else is a gRPC call to a method that
@@ -353,7 +360,8 @@ async fn serve_grpc(
             .fallback(web::fallback),
     );
     // Outermost first: CORS answers a browser's preflight; the refusals are counted;
-    // the edge checks sizes (grpc-web's binary framing is gRPC's).
+    // the edge drops request trailers and checks gRPC's framing (grpc-web's is checked
+    // behind tonic-web, above).
     let served = builder
         .layer(tower::util::option_layer(cors(&config.cors_origins)))
         .layer(tower::util::MapResponseLayer::new(
