@@ -38,7 +38,6 @@ use tonic::body::Body;
 use tonic::codegen::http::{self, HeaderMap, HeaderValue};
 use tonic::codegen::{Bytes, Service};
 use tonic::server::NamedService;
-use tonic::transport::server::TlsConnectInfo;
 
 use super::conn::{ConnInfo, StreamGuard};
 use crate::api::{MAX_STATUS_MESSAGE, bounded_message};
@@ -85,11 +84,7 @@ where
     }
 
     fn call(&mut self, mut req: http::Request<Body>) -> Self::Future {
-        let conn = req.extensions().get::<ConnInfo>().cloned().or_else(|| {
-            req.extensions()
-                .get::<TlsConnectInfo<ConnInfo>>()
-                .map(|t| t.get_ref().clone())
-        });
+        let conn = req.extensions().get::<ConnInfo>().cloned();
         let guard = conn.map(|c| {
             // `Request::remote_addr` looks for the TCP addresses.
             req.extensions_mut().insert(c.tcp.clone());
