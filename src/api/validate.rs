@@ -62,7 +62,7 @@ pub const LIMITS: &[Limit] = &[
     },
     Limit {
         fields: "`event`, `round`, `white.name`, `black.name`, `*.federation`",
-        limit: "at most 200 bytes; no control characters; not only spaces",
+        limit: "at most 200 bytes; no control characters; something visible (not only spaces or invisible characters); ZWJ and ZWNJ only between two visible characters",
     },
     Limit {
         fields: "`*.fmjd_id`",
@@ -185,7 +185,74 @@ fn id(at: &str, v: &str, required: bool) -> Result<(), BadField> {
     Ok(())
 }
 
-/// Free text on one line: bounded, no control characters.
+/// Characters no line of text may hold besides the control characters (category Cc):
+/// they break the line, or turn the text around them, wherever it is shown (a page, a
+/// PDN tag, a log line, a terminal). All of them, by Unicode 15.1's tables:
+/// - U+2028 LINE SEPARATOR, the only character of category Zl;
+/// - U+2029 PARAGRAPH SEPARATOR, the only one of Zp;
+/// - U+202A–U+202E, the bidi embeddings and overrides (LRE, RLE, PDF, LRO, RLO);
+/// - U+2066–U+2069, the bidi isolates (LRI, RLI, FSI, PDI);
+/// - U+200E, U+200F and U+061C, the bidi marks (LRM, RLM, ALM): invisible, they only
+///   make two names that look the same different.
+const BREAKING: &[(char, char, &str)] = &[
+    ('\u{061C}', '\u{061C}', "bidi mark"),
+    ('\u{200E}', '\u{200F}', "bidi mark"),
+    ('\u{2028}', '\u{2028}', "line separator"),
+    ('\u{2029}', '\u{2029}', "paragraph separator"),
+    ('\u{202A}', '\u{202E}', "bidi control"),
+    ('\u{2066}', '\u{2069}', "bidi control"),
+];
+
+/// Characters that show nothing: the format characters (category Cf, Unicode 15.1, all
+/// of it) and the blanks that are letters or symbols by category (the Hangul fillers,
+/// the braille blank, the combining grapheme joiner). With the white space
+/// (`char::is_whitespace`), a name of only these has nothing visible.
+const INVISIBLE: &[(char, char)] = &[
+    ('\u{00AD}', '\u{00AD}'),
+    ('\u{034F}', '\u{034F}'),
+    ('\u{0600}', '\u{0605}'),
+    ('\u{061C}', '\u{061C}'),
+    ('\u{06DD}', '\u{06DD}'),
+    ('\u{070F}', '\u{070F}'),
+    ('\u{0890}', '\u{0891}'),
+    ('\u{08E2}', '\u{08E2}'),
+    ('\u{115F}', '\u{1160}'),
+    ('\u{180E}', '\u{180E}'),
+    ('\u{200B}', '\u{200F}'),
+    ('\u{202A}', '\u{202E}'),
+    ('\u{2060}', '\u{2064}'),
+    ('\u{2066}', '\u{206F}'),
+    ('\u{2800}', '\u{2800}'),
+    ('\u{3164}', '\u{3164}'),
+    ('\u{FEFF}', '\u{FEFF}'),
+    ('\u{FFA0}', '\u{FFA0}'),
+    ('\u{FFF9}', '\u{FFFB}'),
+    ('\u{110BD}', '\u{110BD}'),
+    ('\u{110CD}', '\u{110CD}'),
+    ('\u{13430}', '\u{1343F}'),
+    ('\u{1BCA0}', '\u{1BCA3}'),
+    ('\u{1D173}', '\u{1D17A}'),
+    ('\u{E0001}', '\u{E0001}'),
+    ('\u{E0020}', '\u{E007F}'),
+];
+
+/// ZERO WIDTH NON-JOINER and ZERO WIDTH JOINER: Persian, Indic and other scripts need
+/// them between two characters (`می‌خواهم`, `क्‍ष`); anywhere else they only hide.
+const JOINERS: [char; 2] = ['\u{200C}', '\u{200D}'];
+
+fn breaking(c: char) -> Option<&'static str> {
+    BREAKING
+        .iter()
+        .find(|(lo, hi, _)| (*lo..=*hi).contains(&c))
+        .map(|(_, _, what)| *what)
+}
+
+fn invisible(c: char) -> bool {
+    c.is_whitespace() || INVISIBLE.iter().any(|(lo, hi)| (*lo..=*hi).contains(&c))
+}
+
+/// Free text on one line: bounded, no control characters, no line or paragraph
+/// separator, no bidi control or mark ([`BREAKING`]).
 fn line(at: &str, v: &str, max: usize) -> Result<(), BadField> {
     max_bytes(at, v, max)?;
     if let Some(c) = v.chars().find(|c| c.is_control()) {
@@ -194,14 +261,53 @@ fn line(at: &str, v: &str, max: usize) -> Result<(), BadField> {
             format!("control character {:?} in {}", c, quote(v)),
         ));
     }
+    if let Some((c, what)) = v.chars().find_map(|c| breaking(c).map(|w| (c, w))) {
+        return Err(bad(
+            at,
+            format!("{what} U+{:04X} in {}", u32::from(c), quote(v)),
+        ));
+    }
     Ok(())
 }
 
-/// A name: a line that is not only spaces.
+/// A name: a line with something visible in it (not only spaces or invisible
+/// characters), its joiners between two visible characters.
 fn name(at: &str, v: &str, max: usize) -> Result<(), BadField> {
     line(at, v, max)?;
-    if !v.is_empty() && v.trim().is_empty() {
+    if v.is_empty() {
+        return Ok(());
+    }
+    if v.trim().is_empty() {
         return Err(bad(at, "only spaces; leave it empty or give a name"));
+    }
+    if let Some(c) = v.chars().find(|c| !c.is_whitespace())
+        && v.chars().all(invisible)
+    {
+        return Err(bad(
+            at,
+            format!(
+                "nothing visible (only spaces and invisible characters such as U+{:04X}); \
+                 leave it empty or give a name",
+                u32::from(c)
+            ),
+        ));
+    }
+    let chars: Vec<char> = v.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if !JOINERS.contains(c) {
+            continue;
+        }
+        let visible = |n: Option<&char>| n.is_some_and(|n| !invisible(*n));
+        if !visible(i.checked_sub(1).and_then(|p| chars.get(p))) || !visible(chars.get(i + 1)) {
+            return Err(bad(
+                at,
+                format!(
+                    "joiner U+{:04X} not between two visible characters in {}",
+                    u32::from(*c),
+                    quote(v)
+                ),
+            ));
+        }
     }
     Ok(())
 }

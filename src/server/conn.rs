@@ -11,6 +11,10 @@
 //!   connection is closed to make room and the loop waits a little before it accepts
 //!   again (10 ms, doubling to 1 s while it keeps failing): retrying at once spins, since
 //!   the listener stays readable.
+//! - With TLS, each connection's handshake runs in a task of its own (at most
+//!   `tls::HANDSHAKE_TIMEOUT`), so a slow client holds up no other; a connection counts
+//!   from its accept, handshake included. TLS is over the counted connection: its idle
+//!   timer and eviction end a TLS connection as they end a plaintext one.
 
 use std::collections::HashMap;
 use std::future::Future as _;
@@ -22,9 +26,13 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
+use tokio_rustls::server::TlsStream;
 use tokio_stream::Stream;
 use tonic::transport::server::{Connected, TcpConnectInfo};
+
+use super::tls::{HANDSHAKE_TIMEOUT, ServerTls};
 
 /// The limits on the gRPC listener's connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,8 +276,7 @@ impl AsyncWrite for Conn {
     }
 }
 
-/// What a request knows of its connection (in its extensions, under TLS inside
-/// `TlsConnectInfo`).
+/// What a request knows of its connection (in its extensions).
 #[derive(Debug, Clone)]
 pub struct ConnInfo {
     /// The addresses.
@@ -298,31 +305,150 @@ fn per_connection(e: &std::io::Error) -> bool {
     )
 }
 
+/// A connection as it is served: plaintext, or TLS over it.
+#[derive(Debug)]
+pub enum Served {
+    /// Plaintext.
+    Plain(Conn),
+    /// TLS, its handshake done.
+    Tls(Box<TlsStream<Conn>>),
+}
+
+impl AsyncRead for Served {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Served::Plain(c) => Pin::new(c).poll_read(cx, buf),
+            Served::Tls(t) => Pin::new(t.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Served {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Served::Plain(c) => Pin::new(c).poll_write(cx, buf),
+            Served::Tls(t) => Pin::new(t.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Served::Plain(c) => Pin::new(c).poll_flush(cx),
+            Served::Tls(t) => Pin::new(t.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Served::Plain(c) => Pin::new(c).poll_shutdown(cx),
+            Served::Tls(t) => Pin::new(t.as_mut()).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Served::Plain(c) => Pin::new(c).poll_write_vectored(cx, bufs),
+            Served::Tls(t) => Pin::new(t.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Served::Plain(c) => c.is_write_vectored(),
+            Served::Tls(t) => t.is_write_vectored(),
+        }
+    }
+}
+
+impl Connected for Served {
+    type ConnectInfo = ConnInfo;
+
+    fn connect_info(&self) -> ConnInfo {
+        match self {
+            Served::Plain(c) => c.connect_info(),
+            Served::Tls(t) => t.get_ref().0.connect_info(),
+        }
+    }
+}
+
+/// What the accept loop waits for next.
+enum Next {
+    Accepted(std::io::Result<TcpStream>),
+    Handshake(Option<Box<TlsStream<Conn>>>),
+}
+
 /// The connections `listener` accepts, within `conns`' limits, with Nagle's algorithm off
 /// (small answers would otherwise wait for the client's delayed ACK, about 40 ms on
-/// Linux). Never yields an error: see the module's comment.
+/// Linux), each through its TLS handshake if `tls` is given. Never yields an error: see
+/// the module's comment.
 pub fn incoming(
     listener: TcpListener,
     conns: Arc<Connections>,
-) -> impl Stream<Item = Result<Conn, std::io::Error>> + Send {
+    tls: Option<ServerTls>,
+) -> impl Stream<Item = Result<Served, std::io::Error>> + Send {
     const FIRST_PAUSE: Duration = Duration::from_millis(10);
     async_stream::stream! {
         let mut pause = FIRST_PAUSE;
+        // Handshakes under way; dropped with the stream (at shutdown), they end.
+        let mut handshakes: JoinSet<Option<Box<TlsStream<Conn>>>> = JoinSet::new();
         loop {
-            match listener.accept().await {
-                Ok((io, _)) => {
+            let next = tokio::select! {
+                accepted = listener.accept() => Next::Accepted(accepted.map(|(io, _)| io)),
+                Some(done) = handshakes.join_next(), if !handshakes.is_empty() => {
+                    // A failed or slow handshake, or its task ended: the connection is
+                    // gone (and uncounted).
+                    Next::Handshake(done.ok().flatten())
+                }
+            };
+            match next {
+                Next::Handshake(Some(stream)) => yield Ok(Served::Tls(stream)),
+                Next::Handshake(None) => {}
+                Next::Accepted(Ok(io)) => {
                     pause = FIRST_PAUSE;
                     let _ = io.set_nodelay(true);
                     match conns.admit() {
-                        Some((id, state)) => yield Ok(Conn { io, id, state, conns: conns.clone(), timer: None }),
+                        Some((id, state)) => {
+                            let conn = Conn { io, id, state, conns: conns.clone(), timer: None };
+                            match &tls {
+                                None => yield Ok(Served::Plain(conn)),
+                                Some(tls) => {
+                                    let acceptor = tls.acceptor();
+                                    handshakes.spawn(async move {
+                                        match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(conn)).await {
+                                            Ok(Ok(stream)) => Some(Box::new(stream)),
+                                            Ok(Err(e)) => {
+                                                tracing::debug!(error = %e, "TLS handshake failed");
+                                                None
+                                            }
+                                            Err(_) => {
+                                                tracing::debug!("TLS handshake timed out");
+                                                None
+                                            }
+                                        }
+                                    });
+                                }
+                            }
+                        }
                         None => {
                             conns.log_refused();
                             drop(io);
                         }
                     }
                 }
-                Err(e) if per_connection(&e) => {}
-                Err(e) => {
+                Next::Accepted(Err(e)) if per_connection(&e) => {}
+                Next::Accepted(Err(e)) => {
                     let evicted = conns.evict_idle();
                     if pause == FIRST_PAUSE {
                         tracing::warn!(error = %e, evicted, open = conns.open(), "accept failed (out of file descriptors?): closing the longest-idle connection, pausing");

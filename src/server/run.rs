@@ -7,15 +7,14 @@ use std::time::Instant;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::codegen::http;
-use tonic::transport::ServerTlsConfig;
 use tonic_reflection::server::{v1 as reflection_v1, v1alpha as reflection_v1alpha};
 
 use super::config::Config;
 use super::conn::{self, ConnLimits, Connections};
-use super::edge::EdgeLayer;
+use super::edge::{EdgeLayer, framed};
 use super::forward::ForwardLayer;
 use super::probes;
-use super::tls;
+use super::tls::{self, ServerTls};
 use crate::api::auth::Tokens;
 use crate::api::{Api, BoardRate, pb};
 use crate::hub::metrics::Metrics;
@@ -107,14 +106,14 @@ pub struct Listeners {
     /// Prometheus `/metrics` over plain HTTP, if any.
     pub metrics: Option<TcpListener>,
     /// The gRPC listener's TLS, read from `config.tls` by [`tls_of`] (None: plaintext).
-    pub tls: Option<ServerTlsConfig>,
+    pub tls: Option<ServerTls>,
 }
 
 /// The TLS of `config`, its files read and checked.
 ///
 /// # Errors
 /// A TLS file that cannot be read or parsed, named in the message.
-pub fn tls_of(config: &Config) -> Result<Option<ServerTlsConfig>, ServeError> {
+pub fn tls_of(config: &Config) -> Result<Option<ServerTls>, ServeError> {
     config
         .tls
         .as_ref()
@@ -227,7 +226,7 @@ async fn serve_grpc(
     config: &Config,
     store: Arc<dyn EventStore>,
     listener: TcpListener,
-    tls: Option<ServerTlsConfig>,
+    tls: Option<ServerTls>,
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
@@ -318,21 +317,14 @@ async fn serve_grpc(
         )),
         _ => None,
     };
-    let mut builder = tonic::transport::Server::builder()
+    // TLS, if any, is accepted by `conn::incoming` (ALPN `h2` and `http/1.1`, see
+    // server::tls), not by tonic.
+    let builder = tonic::transport::Server::builder()
         // grpc-web from browsers and the HTTP routes (src/web) come over HTTP/1.1 too.
         .accept_http1(true)
         .http2_keepalive_interval(limits.keepalive_interval)
         .http2_keepalive_timeout(Some(limits.keepalive_timeout))
         .max_concurrent_streams(limits.max_streams_per_connection);
-    if let Some(tls) = tls {
-        builder = match builder.tls_config(tls) {
-            Ok(b) => b,
-            Err(e) => {
-                hub.shutdown().await;
-                return Err(ServeError(format!("TLS: {}", tls::error_chain(&e))));
-            }
-        };
-    }
     // At the signal the hub ends every watch and board stream at once (UNAVAILABLE
     // "server shutting down") while tonic stops accepting and lets running calls finish.
     let stopping = hub.clone();
@@ -345,31 +337,38 @@ async fn serve_grpc(
         max: limits.max_connections,
         idle: limits.idle_timeout,
     });
+    // Each service behind tonic-web checks its requests' framing (`edge::framed`): there
+    // grpc-web and grpc-web-text bodies are plain gRPC. tonic's own size check stays
+    // behind the edge's (same limit) as a second wall.
     let routes = tonic::service::Routes::builder()
-        .add_service(web(health_service))
-        .add_service(reflection_v1)
-        .add_service(reflection_v1alpha)
-        // tonic's own size check stays behind the edge's (same limit) as a second wall.
-        .add_service(web(pb::rules_service_server::RulesServiceServer::new(
-            api.clone(),
-        )
-        .max_decoding_message_size(max)))
-        .add_service(web(pb::game_service_server::GameServiceServer::new(
-            api.clone(),
-        )
-        .max_decoding_message_size(max)))
-        .add_service(web(pb::board_service_server::BoardServiceServer::new(
-            api.clone(),
-        )
-        .max_decoding_message_size(max)))
-        .add_service(web(pb::arbiter_service_server::ArbiterServiceServer::new(
-            api.clone(),
-        )
-        .max_decoding_message_size(max)))
-        .add_service(web(crate::api::frame::BroadcastServiceServer::new(
-            api.clone(),
-        )
-        .max_decoding_message_size(max)))
+        .add_service(web(framed(health_service, max)))
+        .add_service(framed(reflection_v1, max))
+        .add_service(framed(reflection_v1alpha, max))
+        .add_service(web(framed(
+            pb::rules_service_server::RulesServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+            max,
+        )))
+        .add_service(web(framed(
+            pb::game_service_server::GameServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+            max,
+        )))
+        .add_service(web(framed(
+            pb::board_service_server::BoardServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+            max,
+        )))
+        .add_service(web(framed(
+            pb::arbiter_service_server::ArbiterServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+            max,
+        )))
+        .add_service(web(framed(
+            crate::api::frame::BroadcastServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+            max,
+        )))
         .clone()
         .routes();
     // The HTTP routes beside the services; anything else is a gRPC call to a method that
@@ -381,7 +380,8 @@ async fn serve_grpc(
             .fallback(web::fallback),
     );
     // Outermost first: CORS answers a browser's preflight; the refusals are counted;
-    // the edge checks sizes (grpc-web's binary framing is gRPC's).
+    // the edge drops request trailers and checks gRPC's framing (grpc-web's is checked
+    // behind tonic-web, above).
     let served = builder
         .layer(tower::util::option_layer(cors(&config.cors_origins)))
         .layer(tower::util::MapResponseLayer::new(
@@ -393,7 +393,7 @@ async fn serve_grpc(
         .layer(EdgeLayer { max_message: max })
         .layer(tower::util::option_layer(forward))
         .add_routes(routes)
-        .serve_with_incoming_shutdown(conn::incoming(listener, conns), shutdown)
+        .serve_with_incoming_shutdown(conn::incoming(listener, conns, tls), shutdown)
         .await
         .map_err(|e| ServeError(format!("transport: {e}")));
     // Every game's task finishes the commit it is in and stops; then the log is

@@ -324,6 +324,108 @@ fn cases(id: &'static str) -> Vec<Case> {
             }),
         ),
         (
+            "a line separator in an event name (issue 37)",
+            Code::InvalidArgument,
+            "event: line separator U+2028",
+            Box::new(move |c| {
+                call(async move {
+                    let mut r = create("", "X");
+                    r.event = "X\u{2028}Open".into();
+                    games(c).create_game(req("arb", r)).await.map(drop)
+                })
+            }),
+        ),
+        (
+            "a paragraph separator in a round",
+            Code::InvalidArgument,
+            "round: paragraph separator U+2029",
+            Box::new(move |c| {
+                call(async move {
+                    let mut r = create("", "X");
+                    r.round = "1\u{2029}".into();
+                    games(c).create_game(req("arb", r)).await.map(drop)
+                })
+            }),
+        ),
+        (
+            "a right-to-left override in a player name",
+            Code::InvalidArgument,
+            "white.name: bidi control U+202E",
+            Box::new(move |c| {
+                call(async move {
+                    let mut r = create("", "X");
+                    r.white = Some(pb::Player {
+                        name: "Ann\u{202E}eeL".into(),
+                        ..Default::default()
+                    });
+                    games(c).create_game(req("arb", r)).await.map(drop)
+                })
+            }),
+        ),
+        (
+            "a bidi isolate in a federation",
+            Code::InvalidArgument,
+            "black.federation: bidi control U+2067",
+            Box::new(move |c| {
+                call(async move {
+                    let mut r = create("", "X");
+                    r.black = Some(pb::Player {
+                        name: "Bob".into(),
+                        federation: "\u{2067}NED".into(),
+                        ..Default::default()
+                    });
+                    games(c).create_game(req("arb", r)).await.map(drop)
+                })
+            }),
+        ),
+        (
+            "a player name of zero-width spaces",
+            Code::InvalidArgument,
+            "black.name: nothing visible",
+            Box::new(move |c| {
+                call(async move {
+                    let mut r = create("", "X");
+                    r.black = Some(pb::Player {
+                        name: "\u{200B}\u{200B}\u{200B}".into(),
+                        ..Default::default()
+                    });
+                    games(c).create_game(req("arb", r)).await.map(drop)
+                })
+            }),
+        ),
+        (
+            "an event name of a joiner alone",
+            Code::InvalidArgument,
+            "event: nothing visible",
+            Box::new(move |c| {
+                call(async move {
+                    let mut r = create("", "X");
+                    r.event = "\u{200D}".into();
+                    games(c).create_game(req("arb", r)).await.map(drop)
+                })
+            }),
+        ),
+        (
+            "a right-to-left mark in a listed round",
+            Code::InvalidArgument,
+            "round: bidi mark U+200F",
+            Box::new(move |c| {
+                call(async move {
+                    games(c)
+                        .list_games(req(
+                            "view",
+                            pb::ListGamesRequest {
+                                event: "X".into(),
+                                round: "1\u{200F}".into(),
+                                ..Default::default()
+                            },
+                        ))
+                        .await
+                        .map(drop)
+                })
+            }),
+        ),
+        (
             "an unknown variant",
             Code::InvalidArgument,
             "variant: unknown value 99",
@@ -1158,4 +1260,41 @@ async fn a_clock_change_beyond_the_longest_period_names_its_field() {
         "add_ms: the change would leave",
     );
     assert_eq!(state(&s, "adj").await.1, before, "nothing recorded");
+}
+
+/// Issue 37: the zero-width joiner and non-joiner that Persian and Indic names need
+/// between letters are kept as given (names with only invisible characters, separators
+/// or bidi controls are refused: the cases above).
+#[tokio::test]
+async fn names_keep_their_joiners_between_letters() {
+    let s = start().await;
+    let persian = "می\u{200C}خواهم";
+    let devanagari = "क्\u{200D}षमा";
+    let mut r = create("joiners", "X");
+    r.white = Some(pb::Player {
+        name: persian.into(),
+        ..Default::default()
+    });
+    r.black = Some(pb::Player {
+        name: devanagari.into(),
+        ..Default::default()
+    });
+    r.round = "ب\u{200C}ا".into();
+    GameServiceClient::new(s.channel.clone())
+        .create_game(req("arb", r))
+        .await
+        .expect("names with joiners between letters are accepted");
+    let game = GameServiceClient::new(s.channel.clone())
+        .get_game(req(
+            "arb",
+            pb::GetGameRequest {
+                game_id: "joiners".into(),
+            },
+        ))
+        .await
+        .expect("get")
+        .into_inner();
+    assert_eq!(game.white.expect("white").name, persian);
+    assert_eq!(game.black.expect("black").name, devanagari);
+    assert_eq!(game.round, "ب\u{200C}ا");
 }

@@ -22,6 +22,7 @@ mod crash;
 mod delay;
 mod deploy_config;
 mod draws;
+mod edge;
 mod event_fields;
 mod hostile;
 mod http_relay;

@@ -274,6 +274,82 @@ async fn mutual_tls_refuses_a_client_without_a_certificate_from_the_client_ca() 
     assert!(e.contains("--client-key"), "{e}");
 }
 
+/// Issue 37: with TLS on, ALPN offers `http/1.1` beside `h2`, so a client that speaks
+/// only HTTP/1.1 (`curl --http1.1`, relay tools) reaches the HTTP routes and grpc-web.
+/// Before: the handshake failed ("no application protocol"). gRPC clients still get h2.
+#[tokio::test]
+async fn a_client_offering_only_http1_is_served_over_tls() {
+    use rustls_pki_types::pem::PemObject;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_rustls::rustls::{ClientConfig, RootCertStore, pki_types::ServerName};
+
+    let p = pki();
+    let (addr, _stop) = start(FileTls {
+        cert: Some(p.cert.clone()),
+        key: Some(p.key.clone()),
+        client_ca: None,
+    })
+    .await;
+    let trusting = ClientTls {
+        ca_cert: Some(&p.ca),
+        ..ClientTls::default()
+    };
+    let ch = connect(&format!("https://{addr}"), &trusting)
+        .await
+        .expect("a gRPC client over TLS (h2)");
+    serving(ch.clone()).await;
+    GameServiceClient::new(ch)
+        .create_game(pb::CreateGameRequest {
+            variant: pb::Variant::Russian as i32,
+            time_control: "-".into(),
+            event: "Over TLS".into(),
+            round: "1".into(),
+            board: 1,
+            ..Default::default()
+        })
+        .await
+        .expect("create over TLS");
+
+    let mut roots = RootCertStore::empty();
+    for cert in rustls_pki_types::CertificateDer::pem_file_iter(&p.ca).expect("CA file") {
+        roots
+            .add(cert.expect("CA certificate"))
+            .expect("a trust anchor");
+    }
+    let mut config = ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").expect("name"), tcp)
+        .await
+        .expect("a TLS handshake offering only http/1.1");
+    assert_eq!(
+        tls.get_ref().1.alpn_protocol(),
+        Some(&b"http/1.1"[..]),
+        "http/1.1 negotiated"
+    );
+    tls.write_all(
+        b"GET /pdn/Over%20TLS/1 HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n",
+    )
+    .await
+    .expect("write");
+    let mut raw = Vec::new();
+    // A TLS peer may close without close_notify after the answer: keep what came.
+    let _ = tokio::time::timeout(Duration::from_secs(10), tls.read_to_end(&mut raw))
+        .await
+        .expect("the answer within 10 s");
+    let reply = crate::common::http::parse(&raw).expect("an HTTP/1.1 answer");
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(
+        reply.text().contains("[Event \"Over TLS\"]"),
+        "{}",
+        reply.text()
+    );
+    drop(p.dir);
+}
+
 fn tls(cert: &Path, key: &Path) -> TlsConfig {
     TlsConfig {
         cert: cert.to_path_buf(),

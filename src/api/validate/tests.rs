@@ -207,6 +207,56 @@ fn names_refuse_control_characters_and_blank_values() {
     assert!(prose("reason", "bell \u{7}").is_err());
 }
 
+/// Issue 37: separators and bidi controls break or turn a name around wherever it is
+/// shown; a name of only invisible characters names nobody; the joiners Persian and
+/// Indic names need stay allowed between letters.
+#[test]
+fn names_refuse_separators_bidi_controls_and_invisible_only_values() {
+    let refused = |v: &str, says: &str| {
+        let e = name("white.name", v, NAME_BYTES).expect_err(v);
+        assert!(
+            e.0.starts_with(&format!("white.name: {says}")),
+            "{v:?}: {}",
+            e.0
+        );
+    };
+    refused("Ann\u{2028}Lee", "line separator U+2028");
+    refused("Ann\u{2029}", "paragraph separator U+2029");
+    for c in ('\u{202A}'..='\u{202E}').chain('\u{2066}'..='\u{2069}') {
+        refused(
+            &format!("ab{c}cd"),
+            &format!("bidi control U+{:04X}", u32::from(c)),
+        );
+    }
+    for c in ['\u{200E}', '\u{200F}', '\u{061C}'] {
+        refused(
+            &format!("ab{c}"),
+            &format!("bidi mark U+{:04X}", u32::from(c)),
+        );
+    }
+    refused("\u{200B}\u{200B}\u{200B}", "nothing visible");
+    refused(" \u{200B} \u{FEFF}\u{2060}", "nothing visible");
+    refused("\u{3164}", "nothing visible");
+    refused("\u{200D}", "nothing visible");
+    refused("\u{200D}Ann", "joiner U+200D not between");
+    refused("Ann\u{200C}", "joiner U+200C not between");
+    refused("Ann \u{200D}Lee", "joiner U+200D not between");
+    // A one-line field that is no name refuses the same characters.
+    let e = line("rule", "RU\u{202E}1.4", MAX_RULE_BYTES).expect_err("RLO");
+    assert!(e.0.starts_with("rule: bidi control U+202E"), "{}", e.0);
+    for ok in [
+        "می\u{200C}خواهم",
+        "क्\u{200D}ष",
+        "Ann\u{200B}Lee",
+        "👨\u{200D}👩\u{200D}👧",
+        "Жанна д'Арк",
+        "ראובן כהן",
+        "عبد الله",
+    ] {
+        assert!(name("white.name", ok, NAME_BYTES).is_ok(), "{ok:?}");
+    }
+}
+
 #[test]
 fn quotes_are_bounded() {
     assert_eq!(quote("abc"), "\"abc\"");
