@@ -91,6 +91,19 @@ fn arbiter() -> Actor {
     Actor::Arbiter("test".into())
 }
 
+/// A hub over `store` with `clocks` (its metrics to read), recovered (with how many
+/// running games it resumed): serving.
+async fn serving(
+    store: Arc<dyn EventStore>,
+    config: HubConfig,
+    clocks: Arc<dyn Clocks>,
+) -> (Arc<Hub>, Arc<Metrics>, usize) {
+    let metrics = Arc::new(Metrics::new());
+    let hub = Hub::with_clocks(store, false, metrics.clone(), config, clocks);
+    let resumed = hub.recover().await.expect("recovered");
+    (hub, metrics, resumed)
+}
+
 /// A started Russian game with `tc` on `hub`; returns the instant White's clock started.
 async fn started_game(hub: &Arc<Hub>, id: &str, tc: &str) -> Instant {
     let mut settings = GameSettings::new(Variant::Russian);
@@ -192,14 +205,7 @@ async fn a_restart_after_a_wall_clock_step(step_ms: i64) {
     let clocks_dyn: Arc<dyn Clocks> = clocks.clone();
 
     let store = Arc::new(SqliteStore::open(&path).expect("store"));
-    let first = Hub::with_clocks(
-        store.clone(),
-        false,
-        Arc::new(Metrics::new()),
-        HubConfig::default(),
-        clocks_dyn.clone(),
-    );
-    first.recover().await.expect("recovered");
+    let (first, _, _) = serving(store.clone(), HubConfig::default(), clocks_dyn.clone()).await;
     let clock_started = started_game(&first, "g", "4s").await;
     tokio::time::sleep(Duration::from_millis(1_000)).await;
     first.shutdown().await;
@@ -211,17 +217,10 @@ async fn a_restart_after_a_wall_clock_step(step_ms: i64) {
     clocks.step(step_ms);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let store = Arc::new(SqliteStore::open(&path).expect("reopen"));
-    let metrics = Arc::new(Metrics::new());
-    let second = Hub::with_clocks(
-        store.clone(),
-        false,
-        metrics.clone(),
-        HubConfig::default(),
-        clocks_dyn,
-    );
     let restarted = Instant::now();
     let real_down = ms(restarted - down);
-    assert_eq!(second.recover().await.expect("recovered"), 1);
+    let (second, metrics, resumed) = serving(store.clone(), HubConfig::default(), clocks_dyn).await;
+    assert_eq!(resumed, 1);
     let game = second.game("g").await.expect("game");
 
     // The rate: 1 s a second from the restart.
@@ -313,14 +312,7 @@ async fn a_reboot_with_the_wall_clock_behind_records_a_lower_bound_and_runs_on()
     let clocks = FakeClocks::new(0);
     let clocks_dyn: Arc<dyn Clocks> = clocks.clone();
     let store = Arc::new(SqliteStore::open(&path).expect("store"));
-    let first = Hub::with_clocks(
-        store.clone(),
-        false,
-        Arc::new(Metrics::new()),
-        HubConfig::default(),
-        clocks_dyn.clone(),
-    );
-    first.recover().await.expect("recovered");
+    let (first, _, _) = serving(store.clone(), HubConfig::default(), clocks_dyn.clone()).await;
     started_game(&first, "g", "10m").await;
     // Three alive marks while White thinks, then the crash: no stop mark.
     tokio::time::sleep(Duration::from_millis(2_500)).await;
@@ -331,15 +323,8 @@ async fn a_reboot_with_the_wall_clock_behind_records_a_lower_bound_and_runs_on()
     clocks.step(-30_000);
     clocks.reboot(2_000);
     let store = Arc::new(SqliteStore::open(&path).expect("reopen"));
-    let metrics = Arc::new(Metrics::new());
-    let second = Hub::with_clocks(
-        store.clone(),
-        false,
-        metrics.clone(),
-        HubConfig::default(),
-        clocks_dyn,
-    );
-    assert_eq!(second.recover().await.expect("recovered"), 1);
+    let (second, metrics, resumed) = serving(store.clone(), HubConfig::default(), clocks_dyn).await;
+    assert_eq!(resumed, 1);
     let game = second.game("g").await.expect("game");
     let a = white_ms(&game).await;
     tokio::time::sleep(Duration::from_millis(1_000)).await;
@@ -389,22 +374,8 @@ async fn a_takeover_between_skewed_nodes(owner_skew_ms: i64) {
     };
     let store_a = Arc::new(db.store("a", lease).await);
     let store_b = Arc::new(db.store("b", lease).await);
-    let a = Hub::with_clocks(
-        store_a.clone(),
-        false,
-        Arc::new(Metrics::new()),
-        config,
-        FakeClocks::new(owner_skew_ms),
-    );
-    let b = Hub::with_clocks(
-        store_b.clone(),
-        false,
-        Arc::new(Metrics::new()),
-        config,
-        FakeClocks::new(0),
-    );
-    a.recover().await.expect("a recovered");
-    b.recover().await.expect("b recovered");
+    let (a, _, _) = serving(store_a.clone(), config, FakeClocks::new(owner_skew_ms)).await;
+    let (b, _, _) = serving(store_b.clone(), config, FakeClocks::new(0)).await;
     let clock_started = started_game(&a, "g", "5s").await;
     // b follows the game (as a node with a watcher would).
     let follower = b.game("g").await.expect("b follows");
