@@ -402,7 +402,7 @@ fn lost_log(db: &Path, init: bool) -> Result<(), StoreError> {
     let names: Vec<String> = traces.iter().map(|p| p.display().to_string()).collect();
     if !init {
         return Err(StoreError::damaged(format!(
-            "{} {state} but a log was there ({} exist): it was lost or truncated; restore \
+            "{} {state} but a log was there (found: {}): it was lost or truncated; restore \
              it from a backup, or start with --init (ARBITER_INIT=1) to begin an empty log \
              (the files found are then set aside, not deleted)",
             db.display(),
