@@ -129,6 +129,13 @@ async fn white_ms(game: &GameHandle) -> i64 {
     i64::try_from(ms).expect("ms")
 }
 
+/// White's clock now, and how far it went down over the next second of real time.
+async fn white_and_rate(game: &GameHandle) -> (i64, i64) {
+    let a = white_ms(game).await;
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    (a, a - white_ms(game).await)
+}
+
 async fn events(store: &dyn EventStore, id: &str) -> Vec<GameEvent> {
     store
         .load(id, 1)
@@ -224,10 +231,7 @@ async fn a_restart_after_a_wall_clock_step(step_ms: i64) {
     let game = second.game("g").await.expect("game");
 
     // The rate: 1 s a second from the restart.
-    let a = white_ms(&game).await;
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
-    let b = white_ms(&game).await;
-    let rate = a - b;
+    let (_, rate) = white_and_rate(&game).await;
     assert!(
         (950..=1_100).contains(&rate),
         "step {step_ms} ms: White's clock went down {rate} ms in a second"
@@ -326,10 +330,8 @@ async fn a_reboot_with_the_wall_clock_behind_records_a_lower_bound_and_runs_on()
     let (second, metrics, resumed) = serving(store.clone(), HubConfig::default(), clocks_dyn).await;
     assert_eq!(resumed, 1);
     let game = second.game("g").await.expect("game");
-    let a = white_ms(&game).await;
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
-    let b = white_ms(&game).await;
-    assert!((950..=1_100).contains(&(a - b)), "{} ms in a second", a - b);
+    let (a, rate) = white_and_rate(&game).await;
+    assert!((950..=1_100).contains(&rate), "{rate} ms in a second");
     // White thought about 2.5 s while the service ran; at most the second after the
     // last mark is lost to the outage.
     assert!(
@@ -349,7 +351,7 @@ async fn a_reboot_with_the_wall_clock_behind_records_a_lower_bound_and_runs_on()
     eprintln!(
         "clock_faults: reboot, wall 30 s behind: clock rate {} ms/s, outage {} ms recorded \
          (lower bound: 2,000 since the boot), White kept {} ms thought before the crash",
-        a - b,
+        rate,
         until - from,
         600_000 - a
     );
@@ -399,13 +401,10 @@ async fn a_takeover_between_skewed_nodes(owner_skew_ms: i64) {
         assert!(Instant::now() < until, "no takeover");
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
-    let a_ms = white_ms(&follower).await;
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
-    let b_ms = white_ms(&follower).await;
+    let (_, rate) = white_and_rate(&follower).await;
     assert!(
-        (950..=1_100).contains(&(a_ms - b_ms)),
-        "skew {owner_skew_ms}: {} ms in a second on the new owner",
-        a_ms - b_ms
+        (950..=1_100).contains(&rate),
+        "skew {owner_skew_ms}: {rate} ms in a second on the new owner"
     );
     let flag = flag_seen(&follower, Duration::from_secs(6)).await;
 
@@ -450,7 +449,7 @@ async fn a_takeover_between_skewed_nodes(owner_skew_ms: i64) {
         "clock_faults: takeover, owner skewed {owner_skew_ms} ms: clock rate {} ms/s on the \
          new owner, {charged_before} ms charged of {thought_before} ms thought, outage \
          {length} ms ({real} ms real), flag after {used_after} ms real ({after} ms clock)",
-        a_ms - b_ms
+        rate
     );
     b.shutdown().await;
     drop(a);
