@@ -110,11 +110,6 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    /// Starts the timeline now at the wall clock, as for a store with no mark.
-    pub fn start() -> Timeline {
-        Self::resume(None, &SystemClocks::default()).0
-    }
-
     /// Starts the timeline now, going on from the previous run's alive mark as well as the
     /// clocks allow (see the module).
     pub fn resume(mark: Option<&AliveMark>, clocks: &dyn Clocks) -> (Timeline, Started) {
