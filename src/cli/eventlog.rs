@@ -27,7 +27,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use crate::game::GameEvent;
-use crate::hub::{Quarantine, encode, summary_of, verify_log};
+use crate::hub::{Quarantine, encode, summary_of, unfinished_log, verify_log};
 use crate::store::{
     EventStore, GameRecord, LogReader, MarkVerdict, SqliteStore, StoredEvent, judge_alive_mark,
     marker_path,
@@ -217,16 +217,11 @@ pub(super) fn run_check(args: &CheckArgs) -> ExitCode {
             }
             Ok(rows) => {
                 events += rows.len();
-                match verify_log(&rows) {
+                match verify_log(&rows).and_then(|(session, _)| {
+                    unfinished_log(*finished == Some(true), &session).map_or(Ok(()), Err)
+                }) {
                     Err(q) => Some(format!("game {id}: seq {}: {}", q.seq, q.reason)),
-                    Ok((session, _)) if *finished == Some(true) && session.result().is_none() => {
-                        Some(format!(
-                            "game {id}: seq {}: its row says finished but its log ends there \
-                             without a result (rows missing from the index?)",
-                            session.last_seq() + 1
-                        ))
-                    }
-                    Ok(_) => named
+                    Ok(()) => named
                         .contains(id)
                         .then(|| format!("game {id}: replays, but without its unindexed rows")),
                 }

@@ -36,11 +36,11 @@ pub use error::WatcherLimit;
 pub(crate) use error::{append_decided, encode, summary_of};
 pub use handle::{Audience, GameHandle, Snapshot, Watch, WatchItem, WatchPermit};
 pub use meta::{GameMeta, PlayerInfo};
-pub use quarantine::{Quarantine, verify_log};
+pub use quarantine::{Quarantine, unfinished_log, verify_log};
 pub use queue::{Published, WatchEnd};
 pub use timeline::{Clocks, Started, SystemClocks, Timeline};
 
-use crate::game::{Actor, GameEvent, GameSettings, GameSummary, Now, Session};
+use crate::game::{Actor, GameEvent, GameSettings, GameSummary, Now, OutageMeasure, Session};
 use crate::store::{AliveMark, EventStore, GameFilter, GameRecord, StoreError};
 use follow::{outage_of, resume_point};
 use handle::Loader;
@@ -115,12 +115,11 @@ pub struct Hub {
     timeline: Timeline,
     /// Where the time comes from (the host's clocks; a fake one in tests).
     clocks: Arc<dyn Clocks>,
-    /// How the timeline started (what the previous run's alive mark allowed).
-    started: Started,
     charge_outage: bool,
     /// When the previous run last served the store's games (read before this hub first
-    /// marked itself alive): a running game loaded now was down from then.
-    down_since: Option<u64>,
+    /// marked itself alive), and what measured the time since: a running game loaded now
+    /// was down from then.
+    down_since: Option<(u64, OutageMeasure)>,
     /// Recovery has loaded the unfinished games: from then on the hub marks the service
     /// alive. A start that fails before (the store cannot list the games) leaves the
     /// previous run's mark, so the next start still counts the outage from there.
@@ -207,9 +206,8 @@ impl Hub {
             games: Mutex::new(HashMap::new()),
             timeline,
             clocks,
-            started,
             charge_outage,
-            down_since: mark.map(|m| m.at_ms),
+            down_since: mark.map(|m| (m.at_ms, started.measured)),
             serving: std::sync::atomic::AtomicBool::new(false),
             next_id: AtomicU64::new(0),
             metrics,
@@ -254,11 +252,6 @@ impl Hub {
     /// The current instant on the server's timeline.
     pub fn now(&self) -> Now {
         self.timeline.now(0)
-    }
-
-    /// How the timeline started (what the previous run's alive mark allowed).
-    pub fn started(&self) -> &Started {
-        &self.started
     }
 
     /// The alive mark of this instant: the timeline, and the host's boot clock.
@@ -329,7 +322,7 @@ impl Hub {
             // leave a log that does not replay.
             hub.store.create_game_with_events(record, payloads).await?;
             hub.metrics.events_appended(1);
-            let line = hub.timeline.for_game(0);
+            let line = hub.timeline.for_game();
             let public = hub.public(&session, std::slice::from_ref(&first), &line);
             // Its place was taken before the write.
             let handle = hub.insert(meta, session, public, Tenure::owner(), false, line)?;
@@ -554,7 +547,7 @@ impl Hub {
             Ok(rebuilt) => rebuilt,
             Err(q) => return Err(self.quarantine(id, q)),
         };
-        if let Some(q) = unfinished_log(&record, &session) {
+        if let Some(q) = unfinished_log(record.finished, &session) {
             return Err(self.quarantine(id, q));
         }
         let running = session.result().is_none();
@@ -564,21 +557,13 @@ impl Hub {
                 return Err(HubError::Full(loaded));
             }
         }
-        let line = self.timeline.for_game(0);
+        let line = self.timeline.for_game();
         if running && tenure.owner {
             // Down since the previous run last served (the lease's gap on PostgreSQL, the
             // alive mark otherwise); the game goes on from the end of the outage as the
             // facts measure it. The server's setting, or the game's own
             // (GameSettings.charge_outage), says whether that time is charged.
-            let resume = match gap {
-                Some(gap) => resume_point(&session, Some(gap), None, acquired_ms),
-                None => resume_point(
-                    &session,
-                    None,
-                    self.down_since.map(|d| (d, self.started.measured)),
-                    acquired_ms,
-                ),
-            };
+            let resume = resume_point(&session, gap, self.down_since, acquired_ms);
             line.shift_at(resume.at_ms, acquired_ms);
             let now = line.now(session.last_ms());
             if let Some(d) = outage_of(&session, now, &resume, self.charge_outage) {
@@ -905,20 +890,6 @@ fn told_of_the_start(mark: Option<&AliveMark>, started: &Started, metrics: &Metr
 /// How far the wall clock may drift from the timeline (ms) before it is reported as a
 /// step.
 pub(crate) const WALL_STEP_MS: u64 = 1_000;
-
-/// A game whose row says finished but whose log replays to no result: the log's last
-/// rows are missing (never written that way: the row is written with the event that
-/// finishes the game), so its log is not all there.
-fn unfinished_log(record: &GameRecord, session: &Session) -> Option<Quarantine> {
-    (record.finished && session.result().is_none()).then(|| Quarantine {
-        seq: session.last_seq() + 1,
-        reason: format!(
-            "its row says finished but its log ends at seq {} without a result: rows \
-             missing (a damaged index? draughts-arbiter check)",
-            session.last_seq()
-        ),
-    })
-}
 
 /// The error of a request for a quarantined game.
 fn quarantined(id: &str, quarantine: Quarantine) -> HubError {

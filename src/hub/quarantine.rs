@@ -74,6 +74,21 @@ pub fn verify_log(rows: &[StoredEvent]) -> Result<(Session, Vec<GameEvent>), Qua
     }
 }
 
+/// A game whose row says `finished` but whose log replays to no result: the log's last
+/// rows are missing (never written that way: the row is written with the event that
+/// finishes the game), so its log is not all there.
+#[must_use]
+pub fn unfinished_log(finished: bool, session: &Session) -> Option<Quarantine> {
+    (finished && session.result().is_none()).then(|| Quarantine {
+        seq: session.last_seq() + 1,
+        reason: format!(
+            "its row says finished but its log ends at seq {} without a result: rows \
+             missing (a damaged index? draughts-arbiter check)",
+            session.last_seq()
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

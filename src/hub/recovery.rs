@@ -127,7 +127,7 @@ impl Hub {
                     checked += 1;
                     let q = match verify_log(&rows) {
                         Err(q) => Some(q),
-                        Ok((session, _)) => unfinished_log(&record, &session),
+                        Ok((session, _)) => unfinished_log(record.finished, &session),
                     };
                     if let Some(q) = q {
                         self.quarantine(id, q);

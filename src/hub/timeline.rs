@@ -118,20 +118,17 @@ impl Timeline {
         let boot = clocks.boot();
         let (base_ms, measured, wall_behind_ms) = match mark {
             None => (wall, OutageMeasure::LastEvent, None),
-            Some(mark) => match (mark.boot.as_ref(), boot.as_ref()) {
-                (Some(then), Some(now)) if now.since(then).is_some() => {
-                    let elapsed = now.since(then).unwrap_or(0);
-                    (
-                        mark.at_ms.saturating_add(elapsed),
-                        OutageMeasure::BootClock,
-                        None,
-                    )
-                }
-                (_, now) => {
+            Some(mark) => match mark.boot.as_ref().zip(boot.as_ref()) {
+                Some((then, now)) if let Some(elapsed) = now.since(then) => (
+                    mark.at_ms.saturating_add(elapsed),
+                    OutageMeasure::BootClock,
+                    None,
+                ),
+                _ => {
                     // Another boot (or no boot clock): down at least since this boot
                     // began, if the mark's boot is known to be an earlier one.
-                    let since_boot = match (mark.boot.as_ref(), now) {
-                        (Some(then), Some(now)) if then.id != now.id => now.ms,
+                    let since_boot = match mark.boot.as_ref().zip(boot.as_ref()) {
+                        Some((then, now)) if then.id != now.id => now.ms,
                         _ => 0,
                     };
                     let floor = mark.at_ms.saturating_add(since_boot);
@@ -157,27 +154,22 @@ impl Timeline {
         (timeline, started)
     }
 
-    /// A copy for one game, shifted by `offset_ms` (its own shift, changed later only by
-    /// [`Timeline::shift_to`], which the game's handle sees too).
+    /// A copy for one game, unshifted until [`Timeline::shift_at`] shifts it (its handle
+    /// and its task share the shift).
     #[must_use]
-    pub fn for_game(&self, offset_ms: i64) -> Timeline {
+    pub fn for_game(&self) -> Timeline {
         Timeline {
             base_ms: self.base_ms,
             anchor: self.anchor,
-            offset_ms: Arc::new(AtomicI64::new(offset_ms)),
+            offset_ms: Arc::default(),
         }
     }
 
-    /// Shifts this game's timeline so that it reads `ms` now (a takeover: the game goes
-    /// on from the instant the database's clock says, whether this node's clock is
-    /// behind or ahead of the previous owner's). `ms` is never before the game's last
-    /// event (and [`Timeline::now`] never answers before it anyway).
-    pub fn shift_to(&self, ms: u64) {
-        self.shift_at(ms, self.now_unshifted());
-    }
-
     /// Shifts this game's timeline so that it read `ms` at the hub's instant `hub_ms`
-    /// (from [`Timeline::now_unshifted`], taken when the facts were read).
+    /// (from [`Timeline::now_unshifted`], taken when the facts were read): a takeover goes
+    /// on from the instant the database's clock says, whether this node's clock is
+    /// behind or ahead of the previous owner's. `ms` is never before the game's last
+    /// event (and [`Timeline::now`] never answers before it anyway).
     pub fn shift_at(&self, ms: u64, hub_ms: u64) {
         let want = i64::try_from(ms).unwrap_or(i64::MAX);
         let at = i64::try_from(hub_ms).unwrap_or(i64::MAX);
@@ -191,7 +183,7 @@ impl Timeline {
     }
 
     /// The game's shift from the hub's timeline, ms.
-    pub fn offset_ms(&self) -> i64 {
+    fn offset_ms(&self) -> i64 {
         self.offset_ms.load(Ordering::Acquire)
     }
 
@@ -338,12 +330,13 @@ mod tests {
                 boot: None,
             },
         );
-        let game = hub.for_game(0);
-        game.shift_to(25_000);
+        let game = hub.for_game();
+        let shift = |ms| game.shift_at(ms, hub.now_unshifted());
+        shift(25_000);
         assert_eq!(game.now(0).mono_ms, 25_000);
         assert_eq!(hub.now(0).mono_ms, 5_000, "the hub's own is not shifted");
         assert_eq!(game.instant(26_000), hub.instant(6_000));
-        game.shift_to(1_000);
+        shift(1_000);
         assert_eq!(
             game.now(0).mono_ms,
             1_000,
@@ -355,7 +348,7 @@ mod tests {
             "never before the last event"
         );
         let handle = game.clone();
-        game.shift_to(30_000);
+        shift(30_000);
         assert_eq!(
             handle.now(0).mono_ms,
             30_000,

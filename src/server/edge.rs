@@ -100,6 +100,10 @@ where
                 v.starts_with(b"application/grpc") && !v.starts_with(b"application/grpc-web")
             });
         let framing = grpc.then(|| Framing::new(self.max_message, req.uri().path()));
+        if grpc {
+            // Followed here: the services' own check ([`framed`]) lets it through.
+            req.extensions_mut().insert(FramingFollowed);
+        }
         let req = req.map(|body| Body::new(Incoming::new(body, framing)));
         // The clone that was made ready serves this call (tower's usual swap).
         let clone = self.inner.clone();
@@ -151,6 +155,11 @@ fn one_message_methods() -> &'static HashSet<String> {
     })
 }
 
+/// Marks a request whose framing the edge follows, so the services' own check
+/// ([`framed`]) does not follow it a second time.
+#[derive(Debug, Clone, Copy)]
+struct FramingFollowed;
+
 /// A request body's gRPC framing (1 flag byte, 4 bytes of length, the message), followed
 /// as the body arrives.
 #[derive(Debug)]
@@ -158,7 +167,7 @@ struct Framing {
     /// The longest message.
     max: usize,
     /// The method, if it takes exactly one message (an empty body is refused).
-    one: Option<String>,
+    one: Option<&'static str>,
     prefix: [u8; 5],
     have: usize,
     skip: u64,
@@ -168,8 +177,8 @@ struct Framing {
 impl Framing {
     fn new(max: usize, path: &str) -> Framing {
         let one = one_message_methods()
-            .contains(path)
-            .then(|| path.rsplit('/').next().unwrap_or(path).to_string());
+            .get(path)
+            .map(|p| p.rsplit('/').next().unwrap_or(p.as_str()));
         Framing {
             max,
             one,
@@ -336,6 +345,11 @@ where
     }
 
     fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+        // A plain gRPC body was followed at the edge already: only what tonic-web
+        // translated (grpc-web, grpc-web-text) is followed here.
+        if req.extensions().get::<FramingFollowed>().is_some() {
+            return self.inner.call(req);
+        }
         let framing = Framing::new(self.max_message, req.uri().path());
         self.inner
             .call(req.map(|body| Body::new(Incoming::new(body, Some(framing)))))

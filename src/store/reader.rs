@@ -57,18 +57,11 @@ impl LogReader {
         conn.pragma_update(None, "query_only", true)?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version == 0 {
-            let tables: Vec<String> = conn
-                .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?
-                .query_map([], |r| r.get(0))?
-                .collect::<Result<_, _>>()?;
-            return Err(StoreError::damaged(if tables.is_empty() {
-                "an empty database (no tables): not an event log".to_string()
-            } else {
-                format!(
-                    "not an event log of this program: schema version 0 with tables {}",
-                    tables.join(", ")
-                )
-            }));
+            // Another program's tables, or none at all: either way no event log.
+            schema::foreign(&conn)?;
+            return Err(StoreError::damaged(
+                "an empty database (no tables): not an event log",
+            ));
         }
         if version > schema::CURRENT_VERSION {
             return Err(StoreError::Schema {

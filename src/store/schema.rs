@@ -256,7 +256,7 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 
 /// Refuses a database of schema version 0 that holds tables: another program's file,
 /// in which the migrations must not create ours.
-fn foreign(conn: &Connection) -> Result<(), StoreError> {
+pub(super) fn foreign(conn: &Connection) -> Result<(), StoreError> {
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?
         .query_map([], |r| r.get(0))?
