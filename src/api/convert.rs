@@ -394,7 +394,7 @@ pub fn summary_pb<'a>(
             }),
         }),
         pending_irregularities: view
-            .irregularity
+            .irregularities
             .iter()
             .map(|i| pb::PendingIrregularity {
                 seq: i.seq,
@@ -422,7 +422,37 @@ pub fn summary_pb<'a>(
             health: board_health_pb(b.health) as i32,
             since: ts(b.since.timestamp_millis()),
         }),
+        board_view: Some(board_view_pb(&view.board_view)),
     }
+}
+
+/// The judge's picture of the physical board on the wire.
+fn board_view_pb(b: &crate::game::BoardView) -> pb::BoardView {
+    pb::BoardView {
+        white: b.white.clone(),
+        black: b.black.clone(),
+        kings: b.kings.clone(),
+        in_hand: b.in_hand.map(|h| pb::BoardHand {
+            from: h.from,
+            side: side_pb(h.side),
+            king: h.king,
+        }),
+        pending_removal: b.pending_removal.clone(),
+        in_step: b.in_step,
+        to_clear: b.to_clear.clone(),
+        to_fill: board_pieces_pb(&b.to_fill),
+    }
+}
+
+fn board_pieces_pb(pieces: &[crate::game::BoardPiece]) -> Vec<pb::BoardPiece> {
+    pieces
+        .iter()
+        .map(|p| pb::BoardPiece {
+            square: p.square,
+            side: side_pb(p.side),
+            king: p.king,
+        })
+        .collect()
 }
 
 /// A board's health on the wire.
@@ -443,6 +473,7 @@ fn irregularity_pb(k: IrregularityKind) -> i32 {
         IrregularityKind::WrongRemoval => pb::IrregularityKind::WrongRemoval,
         IrregularityKind::PressBeforeRemoval => pb::IrregularityKind::ClockPressBeforeRemoval,
         IrregularityKind::PressWithoutMove => pb::IrregularityKind::ClockPressWithoutMove,
+        IrregularityKind::WrongCopy => pb::IrregularityKind::WrongCopy,
     }) as i32
 }
 
@@ -646,6 +677,26 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             wrong_colour: wrong_colour.clone(),
             wrong_kind: wrong_kind.clone(),
         }),
+        EventKind::BoardOutOfStep {
+            cause,
+            white,
+            black,
+            kings,
+            to_clear,
+            to_fill,
+        } => Kind::BoardOutOfStep(pb::BoardOutOfStep {
+            cause: match cause {
+                crate::game::FollowCause::MoveElsewhere => pb::BoardFollowCause::MoveElsewhere,
+                crate::game::FollowCause::PositionSet => pb::BoardFollowCause::PositionSet,
+                crate::game::FollowCause::Corrected => pb::BoardFollowCause::Corrected,
+            } as i32,
+            white: white.clone(),
+            black: black.clone(),
+            kings: kings.clone(),
+            to_clear: to_clear.clone(),
+            to_fill: board_pieces_pb(to_fill),
+        }),
+        EventKind::BoardInStep => Kind::BoardInStep(pb::BoardInStep { board_time_ms }),
         EventKind::RemovalComplete { side } => Kind::RemovalComplete(pb::RemovalComplete {
             side: side_pb(*side),
             board_time_ms,
@@ -719,6 +770,7 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             ruling,
             fen,
             reason: given,
+            ..
         } => Kind::IrregularityRuled(pb::IrregularityRuled {
             irregularity_seq: note.refers_to.unwrap_or(0),
             ruling: match ruling {
@@ -729,8 +781,8 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
             },
             fen_after: fen.clone(),
             reason: match (ruling, given) {
-                (None, _) => "the board was put back".into(),
-                (Some(_), given) => given.clone().unwrap_or_default(),
+                (None, None) => "the board was put back".into(),
+                (_, given) => given.clone().unwrap_or_default(),
             },
             board_time_ms,
         }),

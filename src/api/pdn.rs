@@ -419,6 +419,7 @@ fn irregularity(k: IrregularityKind) -> &'static str {
             "clock pressed before the captured pieces were removed"
         }
         IrregularityKind::PressWithoutMove => "clock pressed without a move",
+        IrregularityKind::WrongCopy => "a piece put wrongly while the board caught up",
     }
 }
 
@@ -447,6 +448,8 @@ fn annotate(
         | EventKind::BoardFlooded { .. }
         | EventKind::BoardHealthChanged { .. }
         | EventKind::RemovalComplete { .. }
+        | EventKind::BoardOutOfStep { .. }
+        | EventKind::BoardInStep
         | EventKind::BoardSnapshot { .. } => {}
         EventKind::ClockChanged { op, reason } => {
             let why = reason
@@ -556,7 +559,30 @@ fn annotate(
             ruling,
             fen,
             reason,
+            irregularity_seq,
         } => match ruling {
+            // A clock irregularity ruled either way: the position is what it was.
+            Some(r)
+                if irregularity_seq.is_some_and(|seq| {
+                    before
+                        .irregularities()
+                        .iter()
+                        .any(|i| i.seq == seq && !i.kind.on_board())
+                }) =>
+            {
+                let what = match r {
+                    Ruling::Stands => "stands",
+                    Ruling::Corrected => "is corrected",
+                };
+                sheet.note(cited(
+                    format!(
+                        "Ruling{}: the clock irregularity {what}; the clocks stay as they are{}",
+                        by(&e.actor),
+                        words(reason.as_deref())
+                    ),
+                    rule,
+                ));
+            }
             Some(Ruling::Stands) => {
                 let why = cited(
                     format!(
@@ -576,7 +602,13 @@ fn annotate(
                 ),
                 rule,
             )),
-            None => sheet.note(cited("The board was put right".into(), rule)),
+            None => sheet.note(cited(
+                match reason.as_deref() {
+                    Some(r) => format!("Irregularity cleared: {r}"),
+                    None => "The board was put right".into(),
+                },
+                rule,
+            )),
         },
         EventKind::Warning { side: s, reason } => {
             let mut t = format!("Warning{} to {}", by(&e.actor), side(*s));

@@ -229,8 +229,9 @@ pub enum ArbiterAction {
         /// Stands or corrected.
         #[arg(value_enum)]
         ruling: IrregularityRulingArg,
-        /// The irregularity's seq; the server refuses another than the outstanding one's
-        /// (default: whatever irregularity is outstanding).
+        /// The irregularity's seq (`pending_irregularities[].seq`); the server refuses one
+        /// that is not outstanding (default: the only outstanding irregularity; with
+        /// several, the seq is required).
         #[arg(long)]
         seq: Option<u64>,
         /// Why (recorded).
@@ -447,7 +448,7 @@ async fn arbiter(args: &ArbiterArgs, server: String) -> Result<(), String> {
             reason,
             rule,
         } => {
-            // No --seq: 0, which the server takes as the outstanding irregularity.
+            // No --seq: 0, which the server takes as the only outstanding irregularity.
             let irregularity_seq = seq.unwrap_or(0);
             let ruling = match ruling {
                 IrregularityRulingArg::Stands => pb::IrregularityRuling::Stands,

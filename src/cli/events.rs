@@ -110,6 +110,15 @@ fn with_reason(text: String, reason: &str) -> String {
     }
 }
 
+/// Squares, or "none".
+fn or_none(s: &[u32]) -> String {
+    if s.is_empty() {
+        "none".into()
+    } else {
+        squares(s)
+    }
+}
+
 fn squares(s: &[u32]) -> String {
     s.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
 }
@@ -416,6 +425,21 @@ fn what(kind: &Kind) -> String {
         Kind::RemovalComplete(e) => {
             format!("{}'s captured pieces are all removed", side_word(e.side))
         }
+        Kind::BoardOutOfStep(e) => {
+            let cause = match pb::BoardFollowCause::try_from(e.cause) {
+                Ok(pb::BoardFollowCause::MoveElsewhere) => "a move made elsewhere",
+                Ok(pb::BoardFollowCause::PositionSet) => "the arbiter's position",
+                Ok(pb::BoardFollowCause::Corrected) => "a corrected irregularity",
+                _ => "a change elsewhere",
+            };
+            let fill: Vec<u32> = e.to_fill.iter().map(|p| p.square).collect();
+            format!(
+                "board out of step after {cause}: clear {}; fill {}",
+                or_none(&e.to_clear),
+                or_none(&fill)
+            )
+        }
+        Kind::BoardInStep(_) => "board in step with the official position".to_string(),
         Kind::TimeCalled(e) => format!("\"Time!\" called for {}", side_word(e.side)),
         Kind::FortyMoveCountStarted(e) => format!(
             "40-move count started: {} must win within 40 moves",
@@ -664,6 +688,18 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
             "flag_fell",
             json!({"side": name!(pb::Side, e.side), "clock": clock_json(e.clock.as_ref())}),
         ),
+        Kind::BoardOutOfStep(e) => (
+            "board_out_of_step",
+            json!({
+                "cause": name!(pb::BoardFollowCause, e.cause),
+                "white": e.white, "black": e.black, "kings": e.kings,
+                "to_clear": e.to_clear,
+                "to_fill": e.to_fill.iter().map(|p| json!({
+                    "square": p.square, "side": name!(pb::Side, p.side), "king": p.king,
+                })).collect::<Vec<_>>(),
+            }),
+        ),
+        Kind::BoardInStep(e) => ("board_in_step", json!({"board_time_ms": e.board_time_ms})),
         Kind::RemovalComplete(e) => (
             "removal_complete",
             json!({"side": name!(pb::Side, e.side), "board_time_ms": e.board_time_ms}),

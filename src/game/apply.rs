@@ -60,8 +60,11 @@ impl Session {
                 extra.refers_to = self.claim.as_ref().map(|c| c.seq);
                 extra.side = self.claim.as_ref().map(|c| c.by);
             }
-            EventKind::IrregularityResolved { .. } => {
-                extra.refers_to = self.irregularity.as_ref().map(|i| i.seq);
+            EventKind::IrregularityResolved {
+                irregularity_seq, ..
+            } => {
+                extra.refers_to =
+                    irregularity_seq.or_else(|| self.irregularities.last().map(|i| i.seq));
             }
             EventKind::DrawOfferAnswered { .. } => extra.refers_to = self.offer.map(|o| o.seq),
             // Whose piece it is, as the board stood when it was touched.
@@ -230,11 +233,22 @@ impl Session {
                 if let Some(i) = self.pending_removal.iter().position(|&s| s == sq) {
                     self.pending_removal.remove(i);
                 } else {
-                    self.hand = Some(Hand {
-                        from: sq,
-                        color,
-                        king,
-                        placements: Vec::new(),
+                    // A capture stopped early, taken up again from where it stopped: the
+                    // hand carries on from the capture's first square (RU 1.5.5).
+                    let resumed = self.resumed_capture(sq, color);
+                    self.hand = Some(match resumed {
+                        Some(from) => Hand {
+                            from,
+                            color,
+                            king,
+                            placements: vec![sq],
+                        },
+                        None => Hand {
+                            from: sq,
+                            color,
+                            king,
+                            placements: Vec::new(),
+                        },
                     });
                 }
             }
@@ -342,26 +356,100 @@ impl Session {
                 side,
                 kind,
                 retake_with,
+                squares,
                 ..
             } => {
-                self.irregularity = Some(Outstanding {
+                self.irregularities.push(Outstanding {
                     side: *side,
                     kind: *kind,
                     seq: e.seq,
                     rule: e.rule.clone(),
+                    squares: squares.clone(),
                 });
                 if let Some(n) = retake_with {
                     self.touch.bound = Some(self.square(*n).map_err(bad)?);
                 }
             }
-            EventKind::IrregularityResolved { ruling, fen, .. } => {
-                self.irregularity = None;
+            EventKind::IrregularityResolved {
+                ruling,
+                fen,
+                irregularity_seq: None,
+                ..
+            } => {
+                // Written while one irregularity at most was outstanding: it resolved
+                // them all, and the board was taken to show the official position.
+                self.irregularities.clear();
                 if *ruling == Some(Ruling::Stands) {
                     let pos = parse_fen(fen, v).map_err(|e| bad(e.to_string()))?;
                     self.game = Game::new(pos, self.settings.edition);
                     self.touch.bound = None;
                     self.awaiting_press = self.clock.as_ref().map(|_| !pos.turn());
                 }
+                self.physical = self.position().to_setup();
+                self.hand = None;
+                self.pending_removal.clear();
+            }
+            EventKind::IrregularityResolved {
+                ruling,
+                fen,
+                irregularity_seq: Some(seq),
+                ..
+            } => {
+                let at = self
+                    .irregularities
+                    .iter()
+                    .position(|i| i.seq == *seq)
+                    .ok_or_else(|| bad(format!("no outstanding irregularity {seq}")))?;
+                let out = self.irregularities.remove(at);
+                match ruling {
+                    // The board put back: it shows the official position.
+                    None => {
+                        self.physical = self.position().to_setup();
+                        self.hand = None;
+                        self.pending_removal.clear();
+                    }
+                    // What the board shows becomes the official position (FMJD 5.4): the
+                    // offender's move when it moved on its turn, whose press is then
+                    // due; no press is made for anyone.
+                    Some(Ruling::Stands) if out.kind.on_board() => {
+                        let pos = parse_fen(fen, v).map_err(|e| bad(e.to_string()))?;
+                        let clock_side = self.clock_side();
+                        self.game = Game::new(pos, self.settings.edition);
+                        self.touch.bound = None;
+                        self.awaiting_press = self
+                            .clock
+                            .as_ref()
+                            .and_then(|_| (clock_side == !pos.turn()).then_some(clock_side));
+                        self.physical = pos.to_setup();
+                        self.hand = None;
+                        self.pending_removal.clear();
+                        // What else was on the board is part of what stands.
+                        self.irregularities.retain(|i| !i.kind.on_board());
+                    }
+                    // Corrected: the official position stays; the board is put back to
+                    // it (a `BoardOutOfStep` follows). A clock irregularity ruled either
+                    // way changes nothing but the list.
+                    Some(_) => {}
+                }
+            }
+            EventKind::BoardOutOfStep {
+                white,
+                black,
+                kings,
+                ..
+            } => {
+                let bits = |list: &[u32]| -> Result<u64, ReplayError> {
+                    list.iter()
+                        .try_fold(0u64, |acc, &n| Ok(acc | self.square(n).map_err(bad)?.bit()))
+                };
+                let (w, b, k) = (bits(white)?, bits(black)?, bits(kings)?);
+                self.physical.white = w;
+                self.physical.black = b;
+                self.physical.kings = k;
+                self.behind = true;
+            }
+            EventKind::BoardInStep => {
+                self.behind = false;
                 self.physical = self.position().to_setup();
                 self.hand = None;
                 self.pending_removal.clear();
@@ -385,7 +473,8 @@ impl Session {
                 self.pending_removal.clear();
                 self.awaiting_press = None;
                 self.touch.bound = None;
-                self.irregularity = None;
+                self.irregularities.clear();
+                self.behind = false;
                 self.referred.clear();
             }
             EventKind::Outage {
@@ -433,9 +522,28 @@ impl Session {
                 }
             }
         }
+        if matches!(e.actor, super::command::Actor::Board(_)) {
+            self.tracked = true;
+        }
         self.seq = e.seq;
         self.last_ms = now;
         Ok(())
+    }
+
+    /// A capture stopped early (an outstanding `CaptureIncomplete`) is taken up again
+    /// when the capturer's piece is lifted from the square where it stopped: the capture's
+    /// first square, where the hand carries on from.
+    pub(super) fn resumed_capture(&self, sq: Square, color: Color) -> Option<Square> {
+        let v = self.variant();
+        let out = self
+            .irregularities
+            .iter()
+            .rev()
+            .find(|i| i.kind == super::event::IrregularityKind::CaptureIncomplete)?;
+        let (&from, &stop) = (out.squares.first()?, out.squares.get(1)?);
+        (out.side == color && crate::notation::square::square_number(sq, v) == stop)
+            .then(|| self.square(from).ok())
+            .flatten()
     }
 
     fn remove_physical(&mut self, sq: Square) {

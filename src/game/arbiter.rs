@@ -5,7 +5,8 @@ use super::command::{
 };
 use super::draws::decide_claim;
 use super::error::GameError;
-use super::event::{EndReason, EventKind};
+use super::event::{EndReason, EventKind, FollowCause, IrregularityKind};
+use super::session::Outstanding;
 use super::tx::{Tx, not_over, running};
 use crate::clock::{ClockOp, MAX_PERIOD_TIME};
 use crate::notation::fen::{parse_fen, write_fen};
@@ -135,35 +136,30 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
             irregularity_seq,
         } => {
             running(&tx.s)?;
-            let Some(out) = tx.s.irregularity.clone() else {
-                return Err(GameError::not_allowed(
-                    "there is no irregularity to rule on",
-                    "FMJD 5.4",
-                ));
-            };
-            if let Some(quoted) = irregularity_seq
-                && quoted != out.seq
-            {
-                return Err(GameError::not_allowed(
-                    format!(
-                        "irregularity_seq {quoted} is not the outstanding irregularity: that is seq {}",
-                        out.seq
-                    ),
-                    "FMJD 5.4",
-                ));
-            }
+            let out = outstanding(&tx.s, irregularity_seq)?;
             let fen = match ruling {
-                Ruling::Corrected => write_fen(tx.s.position()),
-                Ruling::Stands => {
+                Ruling::Stands if out.kind.on_board() => {
+                    // What the board shows, a piece still in hand back where it came
+                    // from, captured pieces still on it taken off (they were captured).
                     let mut setup = tx.s.physical.clone();
-                    setup.turn = !out.side;
-                    // A piece still in hand goes back where it came from.
+                    for &sq in &tx.s.pending_removal {
+                        setup.white &= !sq.bit();
+                        setup.black &= !sq.bit();
+                        setup.kings &= !sq.bit();
+                    }
                     if let Some(h) = &tx.s.hand {
                         *setup.pieces_mut(h.color) |= h.from.bit();
                         if h.king {
                             setup.kings |= h.from.bit();
                         }
                     }
+                    // The offender's move when it moved on its turn: the turn passes.
+                    // Out of turn, or a wrong copy, the side to move stays.
+                    setup.turn = if out.kind == IrregularityKind::WrongCopy {
+                        tx.s.position().turn()
+                    } else {
+                        !out.side
+                    };
                     let pos = crate::rules::Position::from_setup(&setup).map_err(|e| {
                         GameError::not_allowed(
                             format!("the board's position cannot stand: {e}"),
@@ -172,17 +168,23 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
                     })?;
                     write_fen(&pos)
                 }
+                // Corrected, or an irregularity of the clock: the official position stays.
+                _ => write_fen(tx.s.position()),
             };
+            let before = tx.s.physical.clone();
             tx.emit(
                 EventKind::IrregularityResolved {
                     ruling: Some(ruling),
+                    irregularity_seq: Some(out.seq),
                     fen,
                     reason: given.reason.clone(),
                 },
                 cite(Some("FMJD 5.4")).as_deref(),
             )?;
-            if ruling == Ruling::Stands && tx.s.awaiting_press.is_some() {
-                tx.press(out.side, false)?;
+            // Corrected on the board: the board is put back to the last legal position.
+            // (RU: the piece moved wrongly is then retaken if it can move.)
+            if ruling == Ruling::Corrected && out.kind.on_board() {
+                tx.board_follows(FollowCause::Corrected, &before)?;
             }
             Ok(())
         }
@@ -202,6 +204,7 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
             {
                 return Err(GameError::Invalid("fen: no piece on the board".into()));
             }
+            let before = tx.s.physical.clone();
             tx.emit(
                 EventKind::PositionSet {
                     fen: write_fen(&pos),
@@ -209,6 +212,7 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
                 },
                 cite(None).as_deref(),
             )?;
+            tx.board_follows(FollowCause::PositionSet, &before)?;
             // A position the side to move cannot play on ends the game at once (RU 1.8);
             // before the start it is refused: a game cannot start from it.
             if let Some(o) = tx.s.game.outcome() {
@@ -241,6 +245,38 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
                 cite(Some("EN 40-move rule")).as_deref(),
             )
         }
+    }
+}
+
+/// The irregularity a ruling names: `seq` when given, else the only one outstanding.
+fn outstanding(s: &super::Session, seq: Option<u64>) -> Result<Outstanding, GameError> {
+    let list = s.irregularities();
+    let seqs = || {
+        list.iter()
+            .map(|i| i.seq.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (seq, list) {
+        (_, []) => Err(GameError::not_allowed(
+            "there is no irregularity to rule on",
+            "FMJD 5.4",
+        )),
+        (None, [only]) => Ok(only.clone()),
+        (None, _) => Err(GameError::Invalid(format!(
+            "irregularity_seq: required: {} irregularities are outstanding (seq {})",
+            list.len(),
+            seqs()
+        ))),
+        (Some(q), _) => list.iter().find(|i| i.seq == q).cloned().ok_or_else(|| {
+            GameError::not_allowed(
+                format!(
+                    "irregularity_seq {q} is not an outstanding irregularity: outstanding are seq {}",
+                    seqs()
+                ),
+                "FMJD 5.4",
+            )
+        }),
     }
 }
 

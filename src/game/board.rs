@@ -5,9 +5,10 @@
 use super::command::{Actor, BoardHealth, BoardInput, Occupancy, Outcome};
 use super::error::GameError;
 use super::event::{EndReason, EventKind, IrregularityKind, MoveSource};
+use super::session::Hand;
 use super::tx::{Tx, check_history_rules, cite, not_over};
 use crate::notation::movetext::Refusal;
-use crate::notation::square::{square_number, square_numbers};
+use crate::notation::square::{square_number, square_numbers, write_square};
 use crate::rules::variant::{CaptureChoice, Removal};
 use crate::rules::{Color, Move, Position, Square};
 
@@ -38,16 +39,10 @@ pub(super) fn board_input(tx: &mut Tx, input: BoardInput) -> Result<(), GameErro
         BoardInput::Place(n) => {
             let sq = square(tx, "place.square", n)?;
             if tx.s.hand.is_none() {
-                return Err(GameError::not_allowed(
-                    "board out of step: nothing is held",
-                    "RU 1.4.8",
-                ));
+                return Err(out_of_step(tx, "nothing is held".into()));
             }
             if tx.s.physical_piece(sq).is_some() {
-                return Err(GameError::not_allowed(
-                    format!("board out of step: square {n} is occupied"),
-                    "RU 1.4.8",
-                ));
+                return Err(out_of_step(tx, format!("{} is occupied", name(tx, sq))));
             }
             tx.emit(EventKind::PiecePlaced { square: n }, None)
         }
@@ -84,13 +79,26 @@ fn mover(tx: &Tx) -> Option<Color> {
 
 fn touch(tx: &mut Tx, n: u32) -> Result<(), GameError> {
     let sq = square(tx, "touch.square", n)?;
+    if tx.s.catching_up() {
+        // The board is being put back: a touch binds nothing.
+        return tx.emit(
+            EventKind::PieceTouched {
+                square: n,
+                binding: false,
+                immovable: false,
+            },
+            None,
+        );
+    }
     let own =
         tx.s.physical_piece(sq)
             .is_some_and(|(c, _)| Some(c) == mover(tx));
     let adjusting = tx.s.touch.adjusting.is_some();
     let movable = tx.s.has_move_from(sq);
     let binding = own && !adjusting && tx.s.touch.bound.is_none() && movable;
-    let immovable = own && !adjusting && !movable && tx.s.settings.touch_penalty();
+    // Said in every variant; only the English touch rule punishes it.
+    let immovable = own && !adjusting && !movable;
+    let penalised = immovable && tx.s.settings.touch_penalty();
     // RU 1.4.7: touching a piece with no legal move has no consequence.
     let rule = if own && !adjusting {
         Some("RU 1.4.7")
@@ -105,7 +113,7 @@ fn touch(tx: &mut Tx, n: u32) -> Result<(), GameError> {
         },
         rule,
     )?;
-    if immovable {
+    if penalised {
         // English practice (seed 004): warned the first time, loses the second.
         let side = tx.s.position().turn();
         if tx.s.touch.immovable[side.index()] >= 2 {
@@ -116,10 +124,11 @@ fn touch(tx: &mut Tx, n: u32) -> Result<(), GameError> {
                 None,
             );
         }
+        let name = write_square(sq, tx.s.variant());
         tx.emit(
             EventKind::Warning {
                 side,
-                reason: format!("touched the piece on {n}, which cannot move"),
+                reason: format!("touched the piece on {name}, which cannot move"),
             },
             Some("EN touch rule"),
         )?;
@@ -130,10 +139,7 @@ fn touch(tx: &mut Tx, n: u32) -> Result<(), GameError> {
 fn lift(tx: &mut Tx, n: u32) -> Result<(), GameError> {
     let sq = square(tx, "lift.square", n)?;
     let Some((color, _)) = tx.s.physical_piece(sq) else {
-        return Err(GameError::not_allowed(
-            format!("board out of step: no piece on {n}"),
-            "RU 1.4.6",
-        ));
+        return Err(out_of_step(tx, format!("no piece on {}", name(tx, sq))));
     };
     let removing = !tx.s.pending_removal.is_empty();
     if removing {
@@ -143,12 +149,14 @@ fn lift(tx: &mut Tx, n: u32) -> Result<(), GameError> {
         let either_end = tx.s.variant().rules().capture_choice == CaptureChoice::MaximumPieces;
         let in_order = sq == expected || (either_end && sq == last);
         let listed = tx.s.pending_removal.contains(&sq);
+        let behind = tx.s.catching_up();
         tx.emit(EventKind::PieceLifted { square: n }, None)?;
-        if !listed || !in_order {
+        if (!listed || !in_order) && !behind {
+            let at = name(tx, sq);
             let detail = if listed {
-                format!("captured piece on {n} removed out of capture order")
+                format!("captured piece on {at} removed out of capture order")
             } else {
-                format!("piece on {n} removed but not captured")
+                format!("piece on {at} removed but not captured")
             };
             let rule = cite(&tx.s, "RU 1.5.12", "FMJD 4.4", "EN capture");
             // The piece lifted, and the one that should have come off.
@@ -172,13 +180,16 @@ fn lift(tx: &mut Tx, n: u32) -> Result<(), GameError> {
             let rule = cite(&tx.s, "RU 1.5.13", "FMJD 4.5", "EN capture");
             tx.emit(EventKind::RemovalComplete { side: capturer }, Some(rule))?;
         }
-        return Ok(());
+        return settle(tx);
+    }
+    if tx.s.catching_up() {
+        // A step back to the official position: any piece may come off (one already in
+        // hand is then off the board, as a captured piece taken away is).
+        tx.emit(EventKind::PieceLifted { square: n }, None)?;
+        return settle(tx);
     }
     if tx.s.hand.is_some() {
-        return Err(GameError::not_allowed(
-            "board out of step: a piece is already in hand",
-            "RU 1.4.8",
-        ));
+        return Err(out_of_step(tx, "a piece is already in hand".into()));
     }
     // Lifting one's own piece touches it (RU 1.4.7) unless adjusting.
     let own = Some(color) == mover(tx);
@@ -230,36 +241,30 @@ fn matching(tx: &Tx, from: Square, placements: &[Square], to: Square) -> Vec<Mov
 fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
     let to = square(tx, "release.square", n)?;
     let Some(hand) = tx.s.hand.clone() else {
-        return Err(GameError::not_allowed(
-            "board out of step: nothing is held",
-            "RU 1.4.6",
-        ));
+        return Err(out_of_step(tx, "nothing is held".into()));
     };
     if tx.s.physical_piece(to).is_some() {
-        return Err(GameError::not_allowed(
-            format!("board out of step: square {n} is occupied"),
-            "RU 1.4.6",
-        ));
+        return Err(out_of_step(tx, format!("{} is occupied", name(tx, to))));
     }
+    if tx.s.catching_up() {
+        return release_catching_up(tx, &hand, to);
+    }
+    let from = name(tx, hand.from);
+    let at = name(tx, to);
     let v = tx.s.variant();
-    let from_n = square_number(hand.from, v);
     let put_back = to == hand.from && hand.placements.iter().all(|&p| p == to);
-    if put_back || tx.s.irregularity.is_some() {
-        // No move: put back where it was (the touch may still bind, RU 1.4.7), or the
-        // board is being put right after an irregularity.
-        tx.emit(EventKind::PieceReleased { square: n }, None)?;
-        return resolve_if_restored(tx);
+    if put_back {
+        // No move: put back where it was (the touch may still bind, RU 1.4.7).
+        return tx.emit(EventKind::PieceReleased { square: n }, None);
     }
+    let from_n = square_number(hand.from, v);
     let Some(side) = mover(tx).filter(|&m| m == hand.color) else {
         tx.emit(EventKind::PieceReleased { square: n }, None)?;
         return tx.emit(
             EventKind::Irregularity {
                 side: hand.color,
                 kind: IrregularityKind::OutOfTurn,
-                detail: format!(
-                    "{} piece moved from {from_n} to {n} out of turn",
-                    hand.color
-                ),
+                detail: format!("{} piece moved from {from} to {at} out of turn", hand.color),
                 retake_with: None,
                 squares: vec![from_n, n],
             },
@@ -275,12 +280,13 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
         }
         [_] => {
             let b = bound.map(|b| square_number(b, v)).unwrap_or(0);
+            let touched = bound.map(|b| name(tx, b)).unwrap_or_default();
             tx.emit(EventKind::PieceReleased { square: n }, None)?;
             tx.emit(
                 EventKind::Irregularity {
                     side,
                     kind: IrregularityKind::TouchMove,
-                    detail: format!("moved {from_n}; the touched piece on {b} must be moved"),
+                    detail: format!("moved {from}; the touched piece on {touched} must be moved"),
                     retake_with: Some(b),
                     squares: vec![from_n, n, b],
                 },
@@ -289,32 +295,172 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
         }
         [] | [_, _, ..] => {
             tx.emit(EventKind::PieceReleased { square: n }, None)?;
-            let (detail, rule) = if found.len() > 1 {
-                (
-                    format!("{from_n} to {n}: the capture path was not shown square by square"),
-                    cite(&tx.s, "RU 1.5.10", "FMJD 4.4", "EN capture"),
-                )
-            } else {
-                describe_illegal(tx, hand.from, to)
-            };
-            let kind = if found.is_empty() && stopped_early(tx, hand.from, to) {
-                IrregularityKind::CaptureIncomplete
-            } else {
-                IrregularityKind::IllegalMove
-            };
-            let retake = tx.s.has_move_from(hand.from).then_some(from_n);
-            tx.emit(
-                EventKind::Irregularity {
-                    side,
-                    kind,
-                    detail,
-                    retake_with: retake,
-                    squares: vec![from_n, n],
-                },
-                Some(rule),
-            )
+            flag_illegal(tx, side, hand.from, to, found.len() > 1)
         }
     }
+}
+
+/// Flags the move from `from` to `to` that no legal move matches (`ambiguous`: several
+/// captures end there and the placements did not show which) as an illegal move, or a
+/// capture stopped early; the piece is retaken when it can move.
+fn flag_illegal(
+    tx: &mut Tx,
+    side: Color,
+    from: Square,
+    to: Square,
+    ambiguous: bool,
+) -> Result<(), GameError> {
+    let v = tx.s.variant();
+    let (detail, rule) = if ambiguous {
+        (
+            format!(
+                "{} to {}: the capture path was not shown square by square",
+                name(tx, from),
+                name(tx, to)
+            ),
+            cite(&tx.s, "RU 1.5.10", "FMJD 4.4", "EN capture"),
+        )
+    } else {
+        describe_illegal(tx, from, to)
+    };
+    let kind = if !ambiguous && stopped_early(tx, from, to) {
+        IrregularityKind::CaptureIncomplete
+    } else {
+        IrregularityKind::IllegalMove
+    };
+    let from_n = square_number(from, v);
+    let retake = tx.s.has_move_from(from).then_some(from_n);
+    tx.emit(
+        EventKind::Irregularity {
+            side,
+            kind,
+            detail,
+            retake_with: retake,
+            squares: vec![from_n, square_number(to, v)],
+        },
+        Some(rule),
+    )
+}
+
+/// A release while the board is put back or catches up: a step, not a move. A capture
+/// stopped early and taken up again from where it stopped is finished here (RU 1.5.5):
+/// the capture is played and its irregularity cleared. While the board catches up with a
+/// position changed elsewhere, a piece put where that position has none of its colour is
+/// a wrong copy, flagged at once.
+fn release_catching_up(tx: &mut Tx, hand: &Hand, to: Square) -> Result<(), GameError> {
+    let n = square_number(to, tx.s.variant());
+    if let Some(seq) = resumed_capture(tx, hand) {
+        let found: Vec<Move> = matching(tx, hand.from, &hand.placements, to)
+            .into_iter()
+            .filter(Move::is_capture)
+            .collect();
+        if let [mv] = found.as_slice()
+            && check_history_rules(&tx.s, mv).is_ok()
+        {
+            let fen = crate::notation::write_fen(tx.s.position());
+            tx.emit(
+                EventKind::IrregularityResolved {
+                    ruling: None,
+                    irregularity_seq: Some(seq),
+                    fen,
+                    reason: Some("the capture was finished on the board".into()),
+                },
+                cite(&tx.s, "RU 1.5.5", "FMJD 4.5", "EN capture").into(),
+            )?;
+            return tx.play(mv, MoveSource::Board, false);
+        }
+    }
+    tx.emit(EventKind::PieceReleased { square: n }, None)?;
+    let official = *tx.s.position();
+    if tx.s.behind && !tx.s.board_irregular() && official.pieces(hand.color) & to.bit() == 0 {
+        let at = name(tx, to);
+        let wanted = match official.piece_at(to) {
+            Some((c, _)) => format!("a {c} piece"),
+            None => "no piece".to_string(),
+        };
+        tx.emit(
+            EventKind::Irregularity {
+                side: hand.color,
+                kind: IrregularityKind::WrongCopy,
+                detail: format!(
+                    "{} piece put on {at} while the board caught up: the official position has {wanted} there",
+                    hand.color
+                ),
+                retake_with: None,
+                squares: vec![n],
+            },
+            Some(cite(&tx.s, "RU 1.4.6", "FMJD 5.4", "EN move")),
+        )?;
+    }
+    settle(tx)
+}
+
+/// The seq of the capture stopped early that `hand` takes up again: the only irregularity
+/// on the board is that capture, and the hand was lifted where it stopped (see
+/// `Session::resumed_capture`).
+fn resumed_capture(tx: &Tx, hand: &Hand) -> Option<u64> {
+    if tx.s.behind {
+        return None;
+    }
+    let v = tx.s.variant();
+    let mut on_board = tx.s.irregularities.iter().filter(|i| i.kind.on_board());
+    let (out, None) = (on_board.next()?, on_board.next()) else {
+        return None;
+    };
+    let stop = hand.placements.first()?;
+    (out.kind == IrregularityKind::CaptureIncomplete
+        && out.side == hand.color
+        && out.squares.first() == Some(&square_number(hand.from, v))
+        && out.squares.get(1) == Some(&square_number(*stop, v)))
+    .then_some(out.seq)
+}
+
+/// After a step while the board is put back or catches up: once it shows the official
+/// position, every irregularity on the board is cleared (the board put back) and a board
+/// that caught up is in step again.
+fn settle(tx: &mut Tx) -> Result<(), GameError> {
+    if !tx.s.catching_up() || !tx.s.occupancy_matches() {
+        return Ok(());
+    }
+    let fen = crate::notation::write_fen(tx.s.position());
+    let cleared: Vec<u64> =
+        tx.s.irregularities
+            .iter()
+            .filter(|i| i.kind.on_board())
+            .map(|i| i.seq)
+            .collect();
+    for seq in cleared {
+        tx.emit(
+            EventKind::IrregularityResolved {
+                ruling: None,
+                irregularity_seq: Some(seq),
+                fen: fen.clone(),
+                reason: None,
+            },
+            None,
+        )?;
+    }
+    if tx.s.behind {
+        tx.emit(EventKind::BoardInStep, None)?;
+    }
+    Ok(())
+}
+
+/// A square in the game's own notation (algebraic for Russian, numbers for
+/// International…).
+fn name(tx: &Tx, sq: Square) -> String {
+    write_square(sq, tx.s.variant())
+}
+
+/// A board message the judge's picture of the physical board cannot take (FAILED_PRECONDITION):
+/// what is wrong, and how to get back in step.
+fn out_of_step(tx: &Tx, what: String) -> GameError {
+    let how = if tx.s.catching_up() {
+        "; the board is catching up with the official position (Game.board_view: to_clear, to_fill)"
+    } else {
+        "; the judge's picture of the board is in Game.board_view: send a snapshot, or lift and put back to match it"
+    };
+    GameError::not_allowed(format!("board out of step: {what}{how}"), "RU 1.4.6")
 }
 
 /// What is wrong with a move on the board that no legal move matches, and the rule:
@@ -325,7 +471,7 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
 fn describe_illegal(tx: &Tx, from: Square, to: Square) -> (String, &'static str) {
     let v = tx.s.variant();
     let pos = tx.s.position();
-    let (f, t) = (square_number(from, v), square_number(to, v));
+    let (f, t) = (name(tx, from), name(tx, to));
     let legal = tx.s.game.position_moves_all_paths();
     let capture = !quiet_shaped(pos, from, to);
     let refusal = Refusal::of(pos, legal, capture);
@@ -372,23 +518,6 @@ fn quiet_shaped(pos: &Position, from: Square, to: Square) -> bool {
         }
         false
     })
-}
-
-/// After a put-back, an outstanding irregularity is over once the board shows the
-/// official position again.
-fn resolve_if_restored(tx: &mut Tx) -> Result<(), GameError> {
-    if tx.s.irregularity.is_some() && tx.s.board_matches() {
-        let fen = crate::notation::write_fen(tx.s.position());
-        tx.emit(
-            EventKind::IrregularityResolved {
-                ruling: None,
-                fen,
-                reason: None,
-            },
-            None,
-        )?;
-    }
-    Ok(())
 }
 
 fn clock_press(tx: &mut Tx, side: Color) -> Result<(), GameError> {
@@ -480,8 +609,10 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
             && p.pieces(Color::Black) == bits[1]
             && kings.is_none_or(|k| k == p.kings())
     };
-    // A move the reading shows (none while a made move waits for its press).
-    if !same(&pos) && tx.s.awaiting_press.is_none() {
+    // A move the reading shows (none while a made move waits for its press, nor while
+    // the board is put back or catches up).
+    let mut flagged = None;
+    if !same(&pos) && tx.s.awaiting_press.is_none() && !tx.s.catching_up() {
         let hits: Vec<Move> =
             tx.s.game
                 .position_moves()
@@ -490,6 +621,8 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
                 .collect();
         if let [mv] = hits.as_slice() {
             tx.play(mv, MoveSource::Snapshot, false)?;
+        } else {
+            flagged = shown_move(tx, bits);
         }
     }
     // The reading is recorded with what differs from the official position now (nothing
@@ -514,7 +647,73 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
         }),
     };
     tx.emit(event, None)?;
-    resolve_if_restored(tx)
+    if let Some((side, from, to)) = flagged {
+        // A reading that shows a piece gone from one square to another that no legal
+        // move explains: an irregularity, as on a board that senses lifts.
+        if Some(side) == mover(tx) {
+            return flag_illegal(tx, side, from, to, false);
+        }
+        let v = tx.s.variant();
+        return tx.emit(
+            EventKind::Irregularity {
+                side,
+                kind: IrregularityKind::OutOfTurn,
+                detail: format!(
+                    "{side} piece moved from {} to {} out of turn",
+                    name(tx, from),
+                    name(tx, to)
+                ),
+                retake_with: None,
+                squares: vec![square_number(from, v), square_number(to, v)],
+            },
+            Some("RU 1.4.1"),
+        );
+    }
+    settle(tx)
+}
+
+/// A reading (`bits`: white, black) that shows one piece gone from a square and one of
+/// its colour on a square that was empty, every other difference being pieces of the
+/// other colour missing, and that is no legal move in progress (a capture whose captured
+/// pieces are still being taken off: its piece on the capture's last square, only pieces
+/// it captures missing): the colour, from and to. Anything else (pieces in the air,
+/// several moved) is an intermediate state, never guessed at.
+fn shown_move(tx: &Tx, bits: [u64; 2]) -> Option<(Color, Square, Square)> {
+    let pos = tx.s.position();
+    let v = tx.s.variant();
+    let squares = |bb: u64| -> Vec<Square> {
+        v.geometry()
+            .order
+            .iter()
+            .copied()
+            .filter(|s| bb & s.bit() != 0)
+            .collect()
+    };
+    for side in [Color::White, Color::Black] {
+        let (own, other) = (side.index(), (!side).index());
+        let official = [pos.pieces(Color::White), pos.pieces(Color::Black)];
+        let gone = official[own] & !bits[own];
+        let new = bits[own] & !official[own];
+        let (gone, new) = (squares(gone), squares(new));
+        let ([from], [to]) = (gone.as_slice(), new.as_slice()) else {
+            continue;
+        };
+        // The other colour: only pieces missing, none moved or added.
+        if bits[other] & !official[other] != 0 || official[own] & bits[other] != 0 {
+            continue;
+        }
+        let missing = official[other] & !bits[other];
+        let in_progress = tx.s.game.position_moves_all_paths().iter().any(|m| {
+            m.from() == *from
+                && m.to() == *to
+                && missing & !m.captured().fold(0u64, |acc, s| acc | s.bit()) == 0
+        });
+        if in_progress {
+            return None;
+        }
+        return Some((side, *from, *to));
+    }
+    None
 }
 
 /// A board's flood, for the arbiter (the refused messages never reached the judge).

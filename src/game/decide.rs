@@ -7,7 +7,7 @@ use super::event::{EndReason, EventKind, GameEvent, MoveSource, Now, OfferTiming
 use super::session::Session;
 use super::tx::{Decided, Tx, check_history_rules, cite, not_over, running};
 use crate::clock::{ClockEvent, ClockOp, FlagCause};
-use crate::notation::square::square_number;
+use crate::notation::square::write_square;
 use crate::rules::Color;
 
 impl Session {
@@ -273,7 +273,7 @@ fn move_preconditions(s: &Session, side: Color) -> Result<(), GameError> {
     if s.position().turn() != side {
         return Err(GameError::NotYourTurn { side });
     }
-    if s.irregularity.is_some() {
+    if s.board_irregular() {
         return Err(GameError::not_allowed(
             "an irregularity on the board must be put right or ruled on first",
             "RU 1.4",
@@ -289,7 +289,7 @@ fn submit_move(tx: &mut Tx, side: Color, notation: &str, offer: bool) -> Result<
     if let Some(bound) = tx.s.touch.bound
         && bound != mv.from()
     {
-        let n = square_number(bound, tx.s.variant());
+        let n = write_square(bound, tx.s.variant());
         return Err(GameError::not_allowed(
             format!("the touched piece on {n} must be moved"),
             "RU 1.4.7",

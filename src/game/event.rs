@@ -197,6 +197,47 @@ pub enum IrregularityKind {
     PressBeforeRemoval,
     /// The clock pressed without a move.
     PressWithoutMove,
+    /// While the board caught up with the judge's position ([`EventKind::BoardOutOfStep`]),
+    /// a piece was put down where that position has no piece of its colour.
+    WrongCopy,
+}
+
+impl IrregularityKind {
+    /// Whether the irregularity is on the board itself (a piece where the official
+    /// position has none, or missing): it stops the board's moves from being judged until
+    /// the board is put back to the official position, which clears it, or a ruling.
+    /// The clock kinds are records for the arbiter: play goes on, only a ruling clears
+    /// them.
+    pub fn on_board(self) -> bool {
+        !matches!(
+            self,
+            IrregularityKind::PressBeforeRemoval | IrregularityKind::PressWithoutMove
+        )
+    }
+}
+
+/// A piece the judge asks a board to put on a square.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoardPiece {
+    /// The square (PDN number).
+    pub square: u32,
+    /// Its colour.
+    pub side: Color,
+    /// A king (a board that cannot sense crowns puts a crowned piece there all the same).
+    pub king: bool,
+}
+
+/// Why the judge's position changed without the board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowCause {
+    /// A move made elsewhere: a player's app, or the written move of a claim found
+    /// incorrect (RU 1.9.2).
+    MoveElsewhere,
+    /// An arbiter set the position.
+    PositionSet,
+    /// An irregularity ruled `corrected`: the board is put back to the last legal position.
+    Corrected,
 }
 
 /// Why a game ended.
@@ -395,6 +436,27 @@ pub enum EventKind {
         /// Squares where the board's king or man differs (only when it reports kings).
         wrong_kind: Vec<u32>,
     },
+    /// The judge's position changed without the board (a move made elsewhere, an
+    /// arbiter's position, a `corrected` ruling): the physical board, as the judge
+    /// believes it stands, and what to do to reach the official position. Until it does,
+    /// the board's lifts and releases are steps that follow, not moves.
+    BoardOutOfStep {
+        /// Why.
+        cause: FollowCause,
+        /// Squares with a white piece on the physical board (PDN numbers).
+        white: Vec<u32>,
+        /// Squares with a black piece.
+        black: Vec<u32>,
+        /// Squares with a king.
+        kings: Vec<u32>,
+        /// Squares to empty.
+        to_clear: Vec<u32>,
+        /// Pieces to put down.
+        to_fill: Vec<BoardPiece>,
+    },
+    /// The board shows the official position again after a [`EventKind::BoardOutOfStep`]:
+    /// its lifts and releases are moves again.
+    BoardInStep,
     /// The last captured piece is off the board (RU 1.5.13).
     RemovalComplete {
         /// The side that captured.
@@ -451,10 +513,14 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         squares: Vec<u32>,
     },
-    /// The outstanding irregularity was ruled on, or the board was put right.
+    /// An irregularity was ruled on, or the board was put right.
     IrregularityResolved {
         /// Stands or corrected; `None` when the board itself was put back.
         ruling: Option<Ruling>,
+        /// The seq of the `Irregularity` resolved. `None` only in logs written while one
+        /// irregularity at most was outstanding: it resolved every outstanding one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        irregularity_seq: Option<u64>,
         /// The official position afterwards (FEN).
         fen: String,
         /// The arbiter's words, if an arbiter ruled and gave a reason.

@@ -27,11 +27,13 @@ pub use command::{
 };
 pub use error::{ErrorClass, GameError, ReplayError};
 pub use event::{
-    EndReason, EventKind, GameEvent, IrregularityKind, MoveSource, Now, OfferTiming, OutageMeasure,
+    BoardPiece, EndReason, EventKind, FollowCause, GameEvent, IrregularityKind, MoveSource, Now,
+    OfferTiming, OutageMeasure,
 };
 pub use note::{ClockReading, ClockRun, EventNote};
 pub use session::{
-    BoardStatus, Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
+    BoardStatus, BoardView, Claim, GameResult, InHand, MoveRecord, Offer, Outstanding, Session,
+    Stamps, WarningRecord,
 };
 pub use settings::{GameSettings, MAX_BROADCAST_DELAY_MS, MoveCountDraws, RepetitionMode};
 pub use tx::Decided;

@@ -134,6 +134,44 @@ pub struct Outstanding {
     /// The rule broken (the event's rule).
     #[serde(default)]
     pub rule: Option<String>,
+    /// The squares involved (the event's), PDN numbers.
+    #[serde(default)]
+    pub squares: Vec<u32>,
+}
+
+/// The physical board as the judge believes it stands, and what brings it to the
+/// official position.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct BoardView {
+    /// Squares with a white piece (PDN numbers, increasing).
+    pub white: Vec<u32>,
+    /// Squares with a black piece.
+    pub black: Vec<u32>,
+    /// Squares with a king.
+    pub kings: Vec<u32>,
+    /// The piece in a player's hand, if any.
+    pub in_hand: Option<InHand>,
+    /// Captured pieces still to be lifted, in capture order.
+    pub pending_removal: Vec<u32>,
+    /// True when the board's lifts and releases are judged as moves: it shows the
+    /// official position (or the move in progress on it). False while it must catch up
+    /// (after a `BoardOutOfStep`) or be put back after an irregularity on the board.
+    pub in_step: bool,
+    /// While not in step: squares to empty.
+    pub to_clear: Vec<u32>,
+    /// While not in step: pieces to put down.
+    pub to_fill: Vec<super::event::BoardPiece>,
+}
+
+/// A piece in hand on the physical board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InHand {
+    /// Where it was lifted (PDN number).
+    pub from: u32,
+    /// Its colour.
+    pub side: Color,
+    /// Whether it is a king.
+    pub king: bool,
 }
 
 /// The electronic board bound to a game and how it is doing.
@@ -189,7 +227,14 @@ pub struct Session {
     pub(super) hand: Option<Hand>,
     pub(super) physical: Setup,
     pub(super) pending_removal: Vec<Square>,
-    pub(super) irregularity: Option<Outstanding>,
+    /// Irregularities not yet ruled on or cleared, in the order flagged.
+    pub(super) irregularities: Vec<Outstanding>,
+    /// The board must catch up with the official position (a `BoardOutOfStep` not yet
+    /// followed by `BoardInStep`).
+    pub(super) behind: bool,
+    /// An electronic board has spoken in this game (bound, or sent input): the judge
+    /// keeps its picture of the physical board apart from the official position.
+    pub(super) tracked: bool,
     /// The bound board, once one was bound.
     pub(super) board: Option<BoardStatus>,
     pub(super) referred: Vec<String>,
@@ -297,7 +342,9 @@ impl Session {
             hand: None,
             physical: start.to_setup(),
             pending_removal: Vec::new(),
-            irregularity: None,
+            irregularities: Vec::new(),
+            behind: false,
+            tracked: false,
             board: None,
             referred: Vec::new(),
             moves: History::new(),
@@ -456,9 +503,89 @@ impl Session {
         self.awaiting_press
     }
 
-    /// The irregularity not yet put right.
-    pub fn irregularity(&self) -> Option<&Outstanding> {
-        self.irregularity.as_ref()
+    /// The irregularities not yet ruled on or cleared, in the order flagged.
+    pub fn irregularities(&self) -> &[Outstanding] {
+        &self.irregularities
+    }
+
+    /// Whether an irregularity on the board is outstanding (see
+    /// [`super::IrregularityKind::on_board`]): the board's moves wait for it.
+    pub(super) fn board_irregular(&self) -> bool {
+        self.irregularities.iter().any(|i| i.kind.on_board())
+    }
+
+    /// Whether the board's lifts and releases are steps back to the official position
+    /// rather than moves.
+    pub(super) fn catching_up(&self) -> bool {
+        self.behind || self.board_irregular()
+    }
+
+    /// The physical board as the judge believes it stands.
+    pub fn board_view(&self) -> BoardView {
+        let v = self.variant();
+        let numbers = |bb| crate::notation::square::square_numbers(bb, v);
+        let (bw, bb) = (self.physical.white, self.physical.black);
+        let in_step = !self.catching_up();
+        let (to_clear, to_fill) = if in_step {
+            (Vec::new(), Vec::new())
+        } else {
+            self.to_reach_official(&self.physical)
+        };
+        BoardView {
+            white: numbers(bw),
+            black: numbers(bb),
+            kings: numbers(self.physical.kings),
+            in_hand: self.hand.as_ref().map(|h| InHand {
+                from: square_number(h.from, v),
+                side: h.color,
+                king: h.king,
+            }),
+            pending_removal: self.pending_removal(),
+            in_step,
+            to_clear,
+            to_fill,
+        }
+    }
+
+    /// What takes a board showing `physical` to the official position: the squares to
+    /// empty (a piece where the official position has none, or one of the other colour)
+    /// and the pieces to put down, each list in increasing square order.
+    pub(super) fn to_reach_official(
+        &self,
+        physical: &Setup,
+    ) -> (Vec<u32>, Vec<super::event::BoardPiece>) {
+        let v = self.variant();
+        let p = self.position();
+        let (ow, ob) = (p.pieces(Color::White), p.pieces(Color::Black));
+        let (bw, bb) = (physical.white, physical.black);
+        let fill = (ow & !bw) | (ob & !bb);
+        let mut to_fill: Vec<super::event::BoardPiece> = v
+            .geometry()
+            .order
+            .iter()
+            .filter(|s| fill & s.bit() != 0)
+            .map(|&s| super::event::BoardPiece {
+                square: square_number(s, v),
+                side: if ow & s.bit() != 0 {
+                    Color::White
+                } else {
+                    Color::Black
+                },
+                king: p.kings() & s.bit() != 0,
+            })
+            .collect();
+        to_fill.sort_by_key(|b| b.square);
+        let clear = (bw & !ow) | (bb & !ob);
+        (crate::notation::square::square_numbers(clear, v), to_fill)
+    }
+
+    /// Whether the physical board's occupancy (colours, not crowns: a board need not
+    /// sense them) is the official position's, with no captured piece left on it.
+    pub(super) fn occupancy_matches(&self) -> bool {
+        let p = self.position();
+        self.pending_removal.is_empty()
+            && self.physical.white == p.pieces(Color::White)
+            && self.physical.black == p.pieces(Color::Black)
     }
 
     /// Captured pieces still to be lifted off an electronic board, in capture order.
@@ -537,14 +664,5 @@ impl Session {
             .position_moves_all_paths()
             .iter()
             .any(|m| m.from() == sq)
-    }
-
-    /// Whether the physical board shows the official position with nothing in hand.
-    pub(super) fn board_matches(&self) -> bool {
-        let p = self.position();
-        self.hand.is_none()
-            && self.pending_removal.is_empty()
-            && self.physical.white == p.pieces(Color::White)
-            && self.physical.black == p.pieces(Color::Black)
     }
 }

@@ -4,16 +4,16 @@
 
 use super::command::{Actor, OfferResponse, Outcome};
 use super::error::GameError;
-use super::event::{EndReason, EventKind, GameEvent, MoveSource, Now};
+use super::event::{EndReason, EventKind, FollowCause, GameEvent, MoveSource, Now};
 use super::note::{self, EventNote};
 use super::session::Session;
 use super::settings::{MoveCountDraws, RepetitionMode};
 use crate::clock::ClockOp;
 use crate::notation::fen::write_fen;
 use crate::notation::movetext::write_move_full;
-use crate::notation::square::square_number;
+use crate::notation::square::{square_number, square_numbers};
 use crate::rules::variant::DrawRules;
-use crate::rules::{Color, DrawMode, Move};
+use crate::rules::{Color, DrawMode, Move, Setup};
 
 /// The rule numbers the judge cites: FMJD's for the international family, the English
 /// practice for English, and the Russian rule book's for every other variant (RULES.md:
@@ -149,6 +149,7 @@ impl Tx<'_> {
         } else {
             cite(&self.s, "RU 1.4.6", "FMJD move", "EN move")
         };
+        let prior = self.s.physical.clone();
         self.emit(
             EventKind::MovePlayed {
                 side,
@@ -160,10 +161,43 @@ impl Tx<'_> {
             },
             Some(rule),
         )?;
+        if !matches!(source, MoveSource::Board | MoveSource::Snapshot) {
+            self.board_follows(FollowCause::MoveElsewhere, &prior)?;
+        }
         if press {
             self.press(side, true)?;
         }
         self.after_move()
+    }
+
+    /// After the official position changed without the board (`prior` is the physical
+    /// board before): where a board has spoken in the game, it is told what to change
+    /// (`BoardOutOfStep`), and its lifts and releases follow until it shows the position
+    /// (`BoardInStep`). A board that already shows it is in step at once.
+    pub fn board_follows(&mut self, cause: FollowCause, prior: &Setup) -> Result<(), GameError> {
+        if !self.s.tracked {
+            return Ok(());
+        }
+        let p = *self.s.position();
+        if prior.white == p.pieces(Color::White) && prior.black == p.pieces(Color::Black) {
+            if self.s.behind {
+                return self.emit(EventKind::BoardInStep, None);
+            }
+            return Ok(());
+        }
+        let v = self.s.variant();
+        let (to_clear, to_fill) = self.s.to_reach_official(prior);
+        self.emit(
+            EventKind::BoardOutOfStep {
+                cause,
+                white: square_numbers(prior.white, v),
+                black: square_numbers(prior.black, v),
+                kings: square_numbers(prior.kings, v),
+                to_clear,
+                to_fill,
+            },
+            None,
+        )
     }
 
     /// Presses `side`'s clock; `with_move` when the press completes a move of the same

@@ -6,7 +6,8 @@ use super::error::ReplayError;
 use super::event::GameEvent;
 use super::note::ClockReading;
 use super::session::{
-    BoardStatus, Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps, WarningRecord,
+    BoardStatus, BoardView, Claim, GameResult, MoveRecord, Offer, Outstanding, Session, Stamps,
+    WarningRecord,
 };
 use super::settings::GameSettings;
 use crate::rules::{Color, Variant};
@@ -36,8 +37,12 @@ pub struct GameView {
     pub claim: Option<Claim>,
     /// Warnings given.
     pub warnings: Vec<WarningRecord>,
-    /// The irregularity not yet put right.
-    pub irregularity: Option<Outstanding>,
+    /// The irregularities not yet ruled on or cleared, in the order flagged.
+    #[serde(default)]
+    pub irregularities: Vec<Outstanding>,
+    /// The physical board as the judge believes it stands.
+    #[serde(default)]
+    pub board_view: BoardView,
     /// Captured pieces still on an electronic board (PDN squares, capture order).
     pub pending_removal: Vec<u32>,
     /// The result.
@@ -129,7 +134,8 @@ impl Session {
             offer: self.offer,
             claim: self.claim.clone(),
             warnings: self.warnings.iter().cloned().collect(),
-            irregularity: self.irregularity.clone(),
+            irregularities: self.irregularities.clone(),
+            board_view: self.board_view(),
             pending_removal: self.pending_removal(),
             result: self.result.clone(),
             last_seq: self.seq,

@@ -417,6 +417,16 @@ async fn a_board_hears_digital_moves_rulings_and_the_timer() {
         panic!("the digital move: {k:?}")
     };
     assert_eq!(m.move_number, 1);
+    // The board is told to copy the move (issue 38): c1 off, d2 on.
+    let k = unsolicited(&mut feed).await;
+    let pb::game_event::Kind::BoardOutOfStep(o) = k else {
+        panic!("the board told to follow: {k:?}")
+    };
+    assert_eq!(o.to_clear, vec![30]);
+    assert_eq!(
+        o.to_fill.iter().map(|p| p.square).collect::<Vec<_>>(),
+        vec![26]
+    );
     assert!(matches!(
         unsolicited(&mut feed).await,
         pb::game_event::Kind::ClockPressed(_)

@@ -58,6 +58,7 @@ const IRREGULARITY = {
   8: "“I adjust” out of turn",
   9: "touched a piece that cannot move",
   10: "board does not match the position",
+  11: "a piece put wrongly while the board caught up",
 };
 const IRREGULARITY_RULING = { 1: "stands", 2: "corrected" };
 const CLAIM_RULING = { 1: "correct", 2: "incorrect" };
@@ -336,7 +337,7 @@ function applyEvent(ev) {
       break;
     case "irregularityRuled":
       if (v.fenAfter) g.fen = v.fenAfter;
-      note(g, ev, "arbiter", v.ruling ? `Ruling: the position ${IRREGULARITY_RULING[v.ruling] || ""}` : "Irregularity resolved on the board", v.reason);
+      note(g, ev, "arbiter", v.ruling ? `Ruling: the irregularity ${IRREGULARITY_RULING[v.ruling] || ""}` : "Irregularity resolved on the board", v.reason);
       break;
     case "drawOffered":
       g.drawOffer = v.side;
