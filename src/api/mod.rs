@@ -15,6 +15,7 @@ macro_rules! reply {
 mod arbiter;
 pub mod auth;
 mod board;
+mod board_seat;
 mod broadcast;
 pub mod codec;
 pub mod convert;

@@ -32,6 +32,8 @@ pub struct Api {
     pdn_cache: Arc<super::pdn_cache::PdnCache>,
     /// The round feeds the round streams share.
     feeds: Arc<super::round_feed::Feeds>,
+    /// Which board stream holds each game.
+    board_seats: Arc<super::board_seat::Seats>,
 }
 
 impl Api {
@@ -46,7 +48,13 @@ impl Api {
             public_broadcast: true,
             pdn_cache: Arc::default(),
             feeds: Arc::default(),
+            board_seats: Arc::default(),
         }
+    }
+
+    /// Which board stream holds each game.
+    pub(super) fn board_seats(&self) -> &super::board_seat::Seats {
+        &self.board_seats
     }
 
     pub(super) fn pdn_cache(&self) -> &super::pdn_cache::PdnCache {

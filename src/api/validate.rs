@@ -517,6 +517,7 @@ impl Check for pb::BoardMessage {
                 id("bind.game_id", &b.game_id, true)?;
                 id("bind.board_id", &b.board_id, false)
             }
+            Some(Kind::Heartbeat(_)) => Ok(()),
             Some(Kind::Touch(s)) => square("touch.square", s.square),
             Some(Kind::Lift(s)) => square("lift.square", s.square),
             Some(Kind::Place(s)) => square("place.square", s.square),

@@ -854,7 +854,8 @@ async fn sigterm_with_1000_watchers_and_100_boards_exits_cleanly() {
     let (mut server, channel) = start(&data, &dir.path().join("server-0.log")).await;
     let mut games = GameServiceClient::new(channel.clone());
     let mut ids = Vec::new();
-    for board in 1..=10 {
+    // A game for each board: a second board stream on a game would take it over.
+    for board in 1..=100 {
         let g = games
             .create_game(pb::CreateGameRequest {
                 variant: pb::Variant::Russian as i32,
@@ -914,6 +915,7 @@ async fn sigterm_with_1000_watchers_and_100_boards_exits_cleanly() {
             kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
                 game_id: ids[b as usize % ids.len()].clone(),
                 board_id: format!("b{b}"),
+                resume_from_seq: 0,
             })),
         })
         .await

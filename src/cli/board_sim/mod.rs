@@ -424,6 +424,7 @@ fn describe_step(kind: &Kind) -> String {
         Kind::ClockPress(_) => "clock press".into(),
         Kind::Snapshot(o) => format!("reading (white {:?}, black {:?})", o.white, o.black),
         Kind::Bind(_) => "bind".into(),
+        Kind::Heartbeat(_) => "heartbeat".into(),
     }
 }
 
@@ -561,6 +562,7 @@ async fn drive(
     let bind = Kind::Bind(pb::BindBoard {
         game_id: id.clone(),
         board_id: format!("sim-board-{n}"),
+        resume_from_seq: 0,
     });
     // The bind is answered with the game, not an ack.
     board.next_id += 1;
