@@ -316,6 +316,12 @@ pub fn session(
                 Kind::Adjust(a) => side(a.side).map(BoardInput::AdjustAnnounced),
                 Kind::ClockPress(c) => side(c.side).map(BoardInput::ClockPress),
                 Kind::Snapshot(o) => occupancy(o).map(BoardInput::Snapshot),
+                // Not handled here yet (issue 38 item 4, the board stream's side): refused,
+                // nothing recorded; the message still counts as the board talking.
+                Kind::Heartbeat(_) => {
+                    yield Ok(rejected(id, &Status::unimplemented("heartbeat: not handled by this server yet")));
+                    continue;
+                }
             };
             let input = match input {
                 Ok(i) => i,

@@ -529,6 +529,7 @@ impl Check for pb::BoardMessage {
                 squares("snapshot.black", &o.black)?;
                 squares("snapshot.kings", &o.kings)
             }
+            Some(Kind::Heartbeat(_)) => Ok(()),
         }
     }
 }

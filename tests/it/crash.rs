@@ -914,6 +914,7 @@ async fn sigterm_with_1000_watchers_and_100_boards_exits_cleanly() {
             kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
                 game_id: ids[b as usize % ids.len()].clone(),
                 board_id: format!("b{b}"),
+                resume_from_seq: 0,
             })),
         })
         .await

@@ -919,6 +919,7 @@ async fn a_board_that_sends_garbage_is_refused_message_by_message() {
                 Kind::Bind(pb::BindBoard {
                     game_id: "g1".into(),
                     board_id: "a".repeat(MB3),
+                    resume_from_seq: 0,
                 }),
             ),
             "INVALID_ARGUMENT",
@@ -930,6 +931,7 @@ async fn a_board_that_sends_garbage_is_refused_message_by_message() {
                 Kind::Bind(pb::BindBoard {
                     game_id: "g1".into(),
                     board_id: "dgt-1".into(),
+                    resume_from_seq: 0,
                 }),
             ),
             "",

@@ -352,6 +352,7 @@ async fn board_stream(
         kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
             game_id: id.into(),
             board_id: "b1".into(),
+            resume_from_seq: 0,
         })),
     })
     .await

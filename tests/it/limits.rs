@@ -169,6 +169,7 @@ async fn oversize_is_resource_exhausted_and_garbage_invalid_argument() {
         kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
             game_id: "g".repeat((4 << 20) + 1),
             board_id: String::new(),
+            resume_from_seq: 0,
         })),
         ..Default::default()
     };
@@ -479,6 +480,7 @@ async fn watcher_caps() {
         kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
             game_id: "a".into(),
             board_id: "dgt-1".into(),
+            resume_from_seq: 0,
         })),
         ..Default::default()
     })
@@ -725,6 +727,7 @@ async fn board_flood_is_refused_and_reported_once() {
         kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
             game_id: "g".into(),
             board_id: "dgt-7".into(),
+            resume_from_seq: 0,
         })),
         ..Default::default()
     })

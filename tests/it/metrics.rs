@@ -360,6 +360,7 @@ async fn bind_board(
         kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
             game_id: game.into(),
             board_id: board_id.into(),
+            resume_from_seq: 0,
         })),
     })
     .await
