@@ -81,6 +81,17 @@ async fn create(ch: &Channel, id: &str) {
                 game_id: id.into(),
                 variant: pb::Variant::Russian as i32,
                 time_control: "90m+30s".into(),
+                white: Some(pb::Player {
+                    name: "Abatsiev, Kh.".into(),
+                    fmjd_id: "16033".into(),
+                    federation: "RUS".into(),
+                    rating: 2400,
+                }),
+                black: Some(pb::Player {
+                    name: "Other, A.".into(),
+                    rating: 2210,
+                    ..Default::default()
+                }),
                 event: EVENT.into(),
                 round: "1".into(),
                 ..Default::default()
@@ -283,6 +294,44 @@ async fn two_boards_with_their_tokens_play_the_arbiters_games_to_the_end() {
         "{}",
         text(&other)
     );
+    // Our own export of a bound game is a record board-sim reads whole: played again on
+    // a game it creates, with the players' FMJD ids and ratings, the round and the
+    // time control the export wrote.
+    let pdn = BroadcastServiceClient::new(server.channel.clone())
+        .export_pdn(authed(
+            pb::ExportPdnRequest {
+                game_id: ids[0].into(),
+                ..Default::default()
+            },
+            "arb",
+        ))
+        .await
+        .expect("export")
+        .into_inner()
+        .pdn;
+    assert!(pdn.contains("[WhiteFmjdId \"16033\"]"), "{pdn}");
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("export.pdn");
+    std::fs::write(&file, &pdn).expect("write");
+    let again = Command::new(BIN)
+        .args(["board-sim", "--server", &url, "--token", "arb", "--pdn"])
+        .arg(&file)
+        .args(["--id-prefix", "exported"])
+        .output()
+        .expect("runs");
+    let (plies, _) = record(1);
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains(&format!("game 1: ok, {plies} plies")),
+        "{}",
+        text(&again)
+    );
+    let copy = get(&server.channel, "exported-1").await;
+    let white = copy.white.expect("white");
+    assert_eq!((white.fmjd_id.as_str(), white.rating), ("16033", 2400));
+    assert_eq!(copy.black.expect("black").rating, 2210);
+    assert_eq!((copy.event.as_str(), copy.round.as_str()), (EVENT, "1"));
+    assert!(copy.white_clock_ms >= 0, "timed, as exported");
+
     // One --bind per selected game: a mismatch is a usage error (exit 2) before any call.
     let mismatch = Command::new(BIN)
         .args(["board-sim", "--server", &url, "--pdn"])
