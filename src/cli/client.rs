@@ -535,6 +535,18 @@ pub(super) fn print_game(json: bool, g: &pb::Game) {
 /// A bad URL, TLS options with an `http://` server, unreadable TLS files, or the server
 /// not answering (a failed handshake included).
 pub async fn channel(server: &str, tls: &ClientTls<'_>) -> Result<Channel, String> {
+    endpoint(server, tls)?
+        .connect()
+        .await
+        .map_err(|e| format!("cannot reach {server}: {}", error_chain(&e)))
+}
+
+/// The endpoint of `server` with the TLS files, not connected yet (`board-sim` connects
+/// its further servers lazily: a node that is down is tried again later).
+///
+/// # Errors
+/// A bad URL, TLS options with an `http://` server, or unreadable TLS files.
+pub fn endpoint(server: &str, tls: &ClientTls<'_>) -> Result<Endpoint, String> {
     let mut endpoint =
         Endpoint::from_shared(server.to_string()).map_err(|e| format!("server {server}: {e}"))?;
     let https = endpoint.uri().scheme_str() == Some("https");
@@ -548,10 +560,7 @@ pub async fn channel(server: &str, tls: &ClientTls<'_>) -> Result<Channel, Strin
             "server {server}: --ca-cert/--client-cert/--client-key need an https:// server"
         ));
     }
-    endpoint
-        .connect()
-        .await
-        .map_err(|e| format!("cannot reach {server}: {}", error_chain(&e)))
+    Ok(endpoint)
 }
 
 /// Connects to `server` with the options' TLS files.

@@ -589,3 +589,131 @@ async fn a_second_board_stream_takes_the_game_over_and_the_first_ends_aborted() 
     assert_eq!(shown_as(&s.channel, "tk", Disconnected).await, "dgt-2");
     s.stop().await;
 }
+
+/// The judge's picture of the board over the wire (issue 38 items 2 and 3): an illegal
+/// move and its press are two irregularities; `corrected` sends the board its target
+/// (`BoardOutOfStep`), the board's steps bring it back (`BoardInStep`, `GetGame.board_view`
+/// in step), the press is ruled on by itself; a move from an app is copied onto the board
+/// the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_is_told_its_target_and_follows_it_with_steps() {
+    use pb::arbiter_service_client::ArbiterServiceClient;
+    use pb::game_event::Kind as Ev;
+    let s = TestServer::start("").await;
+    started(&s.channel, "bv").await;
+    let mut b = Board::open(&s.channel).await;
+    let bound = b.bind(1, "bv", "dgt-9", 0).await.expect("bound");
+    let view = bound.board_view.expect("board_view");
+    assert!(view.in_step);
+    assert_eq!(view.white, (21..=32).collect::<Vec<u32>>());
+    // c3 to a5: illegal; then the press.
+    ack(&b.call(2, Kind::Lift(square(22))).await.1);
+    let (heard, answer) = b.call(3, Kind::Release(square(13))).await;
+    ack(&answer);
+    let illegal = heard
+        .iter()
+        .find(|f| matches!(event(f).kind, Some(Ev::IrregularityFlagged(_))))
+        .map(|f| event(f).seq)
+        .expect("flagged");
+    let press = pb::BoardClockPress {
+        side: pb::Side::White as i32,
+    };
+    let (heard, answer) = b.call(4, Kind::ClockPress(press)).await;
+    ack(&answer);
+    assert!(heard.iter().any(|f| matches!(&event(f).kind,
+        Some(Ev::IrregularityFlagged(i)) if i.kind == pb::IrregularityKind::ClockPressWithoutMove as i32)));
+    let g = get(&s.channel, "bv").await;
+    assert_eq!(
+        g.pending_irregularities.len(),
+        2,
+        "{:?}",
+        g.pending_irregularities
+    );
+    // Corrected: the board hears the ruling and its target.
+    ArbiterServiceClient::new(s.channel.clone())
+        .rule_on_irregularity(pb::RuleOnIrregularityRequest {
+            game_id: "bv".into(),
+            irregularity_seq: illegal,
+            ruling: pb::IrregularityRuling::Corrected as i32,
+            reason: "put it back".into(),
+            rule: String::new(),
+        })
+        .await
+        .expect("corrected");
+    let target = loop {
+        let f = b.next().await;
+        if let Some(Ev::BoardOutOfStep(o)) = &event(&f).kind {
+            assert_eq!(f.message_id, 0);
+            break o.clone();
+        }
+    };
+    assert_eq!(target.cause, pb::BoardFollowCause::Corrected as i32);
+    assert_eq!(target.to_clear, vec![13]);
+    assert_eq!(target.to_fill.len(), 1);
+    assert_eq!(target.to_fill[0].square, 22);
+    let view = get(&s.channel, "bv").await.board_view.expect("view");
+    assert!(!view.in_step);
+    assert_eq!(
+        (view.to_clear, view.to_fill),
+        (target.to_clear, target.to_fill)
+    );
+    // The board follows; then the retake c3-d4 and its press.
+    ack(&b.call(5, Kind::Lift(square(13))).await.1);
+    let (heard, _) = b.call(6, Kind::Release(square(22))).await;
+    assert!(
+        heard
+            .iter()
+            .any(|f| matches!(event(f).kind, Some(Ev::BoardInStep(_)))),
+        "{heard:?}"
+    );
+    ack(&b.call(7, Kind::Lift(square(22))).await.1);
+    let (heard, _) = b.call(8, Kind::Release(square(18))).await;
+    assert!(
+        heard
+            .iter()
+            .any(|f| matches!(event(f).kind, Some(Ev::MovePlayed(_)))),
+        "{heard:?}"
+    );
+    let press = pb::BoardClockPress {
+        side: pb::Side::White as i32,
+    };
+    ack(&b.call(9, Kind::ClockPress(press)).await.1);
+    // Black in an app: f6-g5 (11 to 16); the board copies it.
+    submit(&s.channel, "bv", "f6-g5").await;
+    let target = loop {
+        let f = b.next().await;
+        if let Some(Ev::BoardOutOfStep(o)) = &event(&f).kind {
+            break o.clone();
+        }
+    };
+    assert_eq!(target.cause, pb::BoardFollowCause::MoveElsewhere as i32);
+    assert_eq!(target.to_clear, vec![11]);
+    ack(&b.call(10, Kind::Lift(square(11))).await.1);
+    let (heard, _) = b.call(11, Kind::Release(square(16))).await;
+    assert!(
+        heard
+            .iter()
+            .any(|f| matches!(event(f).kind, Some(Ev::BoardInStep(_)))),
+        "{heard:?}"
+    );
+    let g = get(&s.channel, "bv").await;
+    assert!(g.board_view.expect("view").in_step);
+    // The press is still pending, ruled on by itself: the clocks stay as they are.
+    assert_eq!(g.pending_irregularities.len(), 1);
+    let before = g.clock.expect("clock").running_side;
+    let ruled = ArbiterServiceClient::new(s.channel.clone())
+        .rule_on_irregularity(pb::RuleOnIrregularityRequest {
+            game_id: "bv".into(),
+            irregularity_seq: 0,
+            ruling: pb::IrregularityRuling::Stands as i32,
+            reason: String::new(),
+            rule: String::new(),
+        })
+        .await
+        .expect("stands")
+        .into_inner();
+    let g = ruled.game.expect("game");
+    assert!(g.pending_irregularities.is_empty());
+    assert_eq!(g.clock.expect("clock").running_side, before);
+    s.stop().await;
+}

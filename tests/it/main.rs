@@ -9,6 +9,7 @@
 mod common;
 
 mod api_contract;
+mod board_client;
 mod board_protocol;
 mod board_sim;
 mod browser;

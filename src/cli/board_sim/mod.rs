@@ -2,29 +2,32 @@
 //! electronic board reports them, and checks that the judge ends each one where the
 //! record does. Also a load tool: `--boards N` games at once, with the board messages a
 //! second and the acknowledgement latency at the end.
+//!
+//! It is the reference board client (issue 38 item 5): with `--bind` it plays onto games
+//! an arbiter created, with the board's token; it names itself (`--board-id`, unique per
+//! process by default), sends a heartbeat every second while idle, and reconnects by
+//! itself through restarts and failovers ([`link`]), going on from what the judge
+//! recorded, never sending a move twice.
 
+mod args;
+mod link;
 mod plan;
+
+pub use args::BoardSimArgs;
+use link::Ctx;
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use clap::Args;
 use futures_util::StreamExt;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
-use tonic::Request;
-use tonic::metadata::MetadataValue;
-use tonic::transport::Channel;
 
 use crate::api::convert::{side_pb, variant_pb};
 use crate::api::pb;
 use crate::api::pb::arbiter_service_client::ArbiterServiceClient;
-use crate::api::pb::board_feedback::Kind as Feedback;
 use crate::api::pb::board_message::Kind;
-use crate::api::pb::board_service_client::BoardServiceClient;
 use crate::api::pb::game_event::Kind as EventKind;
 use crate::api::pb::game_service_client::GameServiceClient;
 use crate::notation::clock_comment::line_clocks;
@@ -34,59 +37,9 @@ use crate::notation::write_fen;
 use crate::rules::variant::Removal;
 use crate::rules::{Color, Variant};
 use crate::server::tls::ClientTls;
+use link::{Answer, Link, Lost};
 pub use plan::Mode;
 use plan::{Expect, Noise, Ply, Rng, Step, move_plan};
-
-/// Arguments of `board-sim`.
-#[derive(Debug, Args)]
-pub struct BoardSimArgs {
-    /// The server: `http://host:port`, or `https://host:port` for TLS.
-    #[arg(long, env = "ARBITER_SERVER", default_value = "http://127.0.0.1:50051")]
-    pub server: String,
-    /// CA certificate (PEM) to trust for an https:// server (a private CA).
-    #[arg(long, env = "ARBITER_CA_CERT")]
-    pub ca_cert: Option<PathBuf>,
-    /// Bearer token for every call (the board stream, creating and ending games; an
-    /// arbiter's token where the service has roles).
-    #[arg(long, env = "ARBITER_TOKEN")]
-    pub token: Option<String>,
-    /// The PDN file whose games are played.
-    #[arg(long)]
-    pub pdn: PathBuf,
-    /// The variant, overriding each game's `GameType` tag (needed when a file has none).
-    #[arg(long, value_parser = super::parse_variant)]
-    pub variant: Option<Variant>,
-    /// Play only game N of the file (1-based).
-    #[arg(long, conflicts_with = "all")]
-    pub game: Option<usize>,
-    /// Play every game of the file (the default).
-    #[arg(long)]
-    pub all: bool,
-    /// How the board reports: `events` (touch, lift, place, release, removals, press) or
-    /// `snapshots` (whole-board readings with their intermediate states, and presses).
-    #[arg(long, value_enum, default_value = "events")]
-    pub mode: Mode,
-    /// Add noise reproducibly from this seed: jitter, "I adjust", a touch of an
-    /// opponent's piece, a piece lifted and put back, two updates of a scan swapped, a
-    /// press without a move. Each irregularity it makes must be flagged with its rule,
-    /// and nothing else may be.
-    #[arg(long)]
-    pub noise: Option<u64>,
-    /// Play at the record's pace divided by X: the time each move took, from the PDN's
-    /// clock comments (`[%clock …]`, `[%clk …]`). Without it, or without clock
-    /// comments, as fast as the server answers.
-    #[arg(long)]
-    pub speed: Option<f64>,
-    /// How many boards play at once.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=10_000))]
-    pub boards: u16,
-    /// The time control of games whose record has no `TimeControl` tag.
-    #[arg(long, default_value = "90m+30s")]
-    pub time_control: String,
-    /// The games' ids: `<prefix>-<N>` (default: `sim-` and the start time in ms).
-    #[arg(long)]
-    pub id_prefix: Option<String>,
-}
 
 /// What one game's run gives.
 struct GameReport {
@@ -114,37 +67,26 @@ impl GameReport {
     }
 }
 
-/// Runs `board-sim`: exit 0 when every game ended as its record does.
+/// Runs `board-sim`: exit 0 when every game ended as its record does (bound games: has
+/// every move of its record), 1 when one did not or the board gave up, 2 for a usage
+/// error found in the file (`--game` out of range, `--bind` not matching the games).
 pub fn run(args: &BoardSimArgs) -> ExitCode {
-    super::client::block_on(simulate(args))
-}
-
-fn out(line: &str) {
-    let _ = writeln!(std::io::stdout(), "{line}");
-}
-
-/// Everything the games share.
-struct Ctx<'a> {
-    args: &'a BoardSimArgs,
-    channel: Channel,
-    prefix: String,
-    started: Instant,
-}
-
-impl Ctx<'_> {
-    fn request<T>(&self, msg: T) -> Request<T> {
-        let mut r = Request::new(msg);
-        if let Some(t) = &self.args.token
-            && let Ok(v) = MetadataValue::try_from(format!("Bearer {t}"))
-        {
-            r.metadata_mut().insert("authorization", v);
+    let games = match selected(args) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
         }
-        r
-    }
+    };
+    super::client::block_on(simulate(args, games))
 }
 
-/// Plays the games; an error when one failed (after every line and the summary).
-async fn simulate(args: &BoardSimArgs) -> Result<(), String> {
+/// The games of the file to play, numbered from 1.
+type Selected = Vec<(usize, Result<PdnGame, String>)>;
+
+/// Reads the file and picks the games `--game` / `--all` select; checks `--bind` and
+/// `--speed` against them.
+fn selected(args: &BoardSimArgs) -> Result<Selected, String> {
     let bytes = std::fs::read(&args.pdn).map_err(|e| format!("{}: {e}", args.pdn.display()))?;
     let games = read_games_bytes(&bytes);
     if let Some(n) = args.game
@@ -161,39 +103,98 @@ async fn simulate(args: &BoardSimArgs) -> Result<(), String> {
     {
         return Err(format!("--speed {s}: must be a positive number"));
     }
+    let chosen: Selected = games
+        .into_iter()
+        .enumerate()
+        .map(|(i, g)| (i + 1, g.map_err(|e| e.to_string())))
+        .filter(|(n, _)| args.game.is_none_or(|g| g == *n))
+        .collect();
+    if !args.bind.is_empty() && args.bind.len() != chosen.len() {
+        return Err(format!(
+            "--bind names {} games, the file's games selected are {} ({}): one --bind per \
+             game, in order",
+            args.bind.len(),
+            chosen.len(),
+            args.game
+                .map_or_else(|| "--all".to_string(), |n| format!("--game {n}"))
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(dup) = args.bind.iter().find(|b| !seen.insert(b.as_str())) {
+        return Err(format!("--bind {dup}: named twice (one board per game)"));
+    }
+    if args.server.is_empty() {
+        return Err("--server: at least one is needed".into());
+    }
+    Ok(chosen)
+}
+
+fn out(line: &str) {
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// This host's name as an id part: letters, digits, `.` and `-` (at most 24).
+fn host_name() -> String {
+    let raw = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.trim().is_empty())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .unwrap_or_default();
+    let name: String = raw
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(24)
+        .collect();
+    if name.is_empty() { "host".into() } else { name }
+}
+
+/// Plays the games; an error when one failed (after every line and the summary).
+async fn simulate(args: &BoardSimArgs, chosen: Selected) -> Result<(), String> {
     let tls = ClientTls {
         ca_cert: args.ca_cert.as_deref(),
         cert: None,
         key: None,
     };
-    let channel = super::client::channel(&args.server, &tls).await?;
+    // The first server must answer now (a wrong address is said at once); the others,
+    // and this one after a restart, are reconnected as they come back.
+    let channel = super::client::channel(&args.server[0], &tls).await?;
+    let mut channels = BTreeMap::new();
+    channels.insert(args.server[0].clone(), channel);
     let prefix = args.id_prefix.clone().unwrap_or_else(|| {
         format!(
             "sim-{}",
             chrono::Utc::now().timestamp_millis().unsigned_abs()
         )
     });
+    let total = chosen.len();
     let ctx = Ctx {
         args,
-        channel,
+        servers: args.server.clone(),
+        channels: Mutex::new(channels),
+        reconnect_for: Duration::from_secs(args.reconnect_for),
         prefix,
         started: Instant::now(),
+        board_prefix: format!("sim-{}-{}", host_name(), std::process::id()),
+        total,
     };
-    let chosen: Vec<(usize, &Result<PdnGame, _>)> = games
-        .iter()
-        .enumerate()
-        .map(|(i, g)| (i + 1, g))
-        .filter(|(n, _)| args.game.is_none_or(|g| g == *n))
-        .collect();
-    let total = chosen.len();
     let ctx = &ctx;
-    let mut runs = futures_util::stream::iter(chosen.into_iter().map(|(n, g)| async move {
-        let report = match g {
-            Ok(game) => play(ctx, n, game).await,
-            Err(e) => GameReport::failed(format!("unreadable: {e}")),
-        };
-        (n, report)
-    }))
+    let mut runs = futures_util::stream::iter(chosen.into_iter().enumerate().map(
+        |(i, (n, g))| async move {
+            let bind = args.bind.get(i).map(String::as_str);
+            let report = match g {
+                Ok(game) => play(ctx, n, &game, bind).await,
+                Err(e) => GameReport::failed(format!("unreadable: {e}")),
+            };
+            (n, report)
+        },
+    ))
     .buffer_unordered(usize::from(args.boards));
     // Lines in game order, each as soon as the games before it are done.
     let mut waiting: BTreeMap<usize, GameReport> = BTreeMap::new();
@@ -259,9 +260,37 @@ async fn simulate(args: &BoardSimArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The first of these tags the game has (Italian files write `Bianco`, `Nero`, `Dati`).
+/// The first of these tags the game has (Italian files write `Bianco`, `Nero`, `Dati`);
+/// empty for none, and for `?`, which PDN (and our export) writes for "not known".
 fn tag<'a>(g: &'a PdnGame, names: &[&str]) -> &'a str {
-    names.iter().find_map(|n| g.tag(n)).unwrap_or("").trim()
+    let v = names.iter().find_map(|n| g.tag(n)).unwrap_or("").trim();
+    if v == "?" { "" } else { v }
+}
+
+/// A player as the record names them: name, and the FMJD id and rating our export writes
+/// (`WhiteFmjdId`, `WhiteRating`…; PDN 3.0's player tags). A rating that is no number
+/// (`-`, `?`) is left out.
+fn player(g: &PdnGame, color: Color) -> pb::Player {
+    let (names, prefix) = match color {
+        Color::White => (["White", "Bianco"], "White"),
+        Color::Black => (["Black", "Nero"], "Black"),
+    };
+    pb::Player {
+        name: tag(g, &names).into(),
+        fmjd_id: tag(g, &[&format!("{prefix}FmjdId")]).into(),
+        federation: String::new(),
+        rating: tag(g, &[&format!("{prefix}Rating")]).parse().unwrap_or(0),
+    }
+}
+
+/// The time control the record gives: its `TimeControl` tag (`-`: none, so untimed;
+/// `?` or absent: not known, so `fallback`).
+fn record_time_control(g: &PdnGame, fallback: &str) -> String {
+    match g.tag("TimeControl").map(str::trim) {
+        Some("-") => String::new(),
+        Some(tc) if !tc.is_empty() && tc != "?" => tc.to_string(),
+        _ => fallback.to_string(),
+    }
 }
 
 /// The recorded result: the termination marker, else the Result tag.
@@ -320,100 +349,6 @@ fn status_line(s: &tonic::Status) -> String {
     format!("{:?}: {}", s.code(), s.message())
 }
 
-/// One board's stream: messages out, feedback in.
-struct Board {
-    tx: mpsc::Sender<pb::BoardMessage>,
-    rx: tonic::Streaming<pb::BoardFeedback>,
-    next_id: u64,
-    /// Irregularities and warnings the judge flagged, not yet matched to an injected one.
-    flags: Vec<pb::GameEvent>,
-    /// The game's end, when the judge recorded it.
-    finished: Option<pb::GameEvent>,
-    acks: Vec<Duration>,
-    messages: u64,
-}
-
-/// What the judge answered to one message.
-struct Answer {
-    events: Vec<pb::GameEvent>,
-    rejected: Option<pb::BoardRejected>,
-}
-
-impl Board {
-    fn note(&mut self, e: &pb::GameEvent) {
-        match &e.kind {
-            Some(EventKind::IrregularityFlagged(_) | EventKind::WarningIssued(_)) => {
-                self.flags.push(e.clone());
-            }
-            Some(EventKind::GameFinished(_)) => self.finished = Some(e.clone()),
-            _ => {}
-        }
-    }
-
-    /// Sends one message and waits for its acknowledgement or refusal; a refusal for
-    /// the rate limit is waited out and sent again.
-    async fn send(&mut self, kind: Kind, board_ms: i64) -> Result<Answer, String> {
-        loop {
-            self.next_id += 1;
-            let id = self.next_id;
-            let sent = Instant::now();
-            self.tx
-                .send(pb::BoardMessage {
-                    message_id: id,
-                    board_time_ms: board_ms,
-                    kind: Some(kind.clone()),
-                })
-                .await
-                .map_err(|_| "the board stream closed".to_string())?;
-            self.messages += 1;
-            let mut events = Vec::new();
-            loop {
-                let fb = match self.rx.next().await {
-                    Some(Ok(fb)) => fb,
-                    Some(Err(s)) => return Err(format!("board stream: {}", status_line(&s))),
-                    None => return Err("board stream: ended by the server".into()),
-                };
-                match fb.kind {
-                    Some(Feedback::Event(e)) => {
-                        self.note(&e);
-                        if fb.message_id == id {
-                            events.push(e);
-                        }
-                    }
-                    Some(Feedback::Ack(_)) if fb.message_id == id => {
-                        self.acks.push(sent.elapsed());
-                        return Ok(Answer {
-                            events,
-                            rejected: None,
-                        });
-                    }
-                    Some(Feedback::Rejected(r)) if fb.message_id == id => {
-                        self.acks.push(sent.elapsed());
-                        if r.code == "RESOURCE_EXHAUSTED" {
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                            break;
-                        }
-                        return Ok(Answer {
-                            events,
-                            rejected: Some(r),
-                        });
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-
-    /// Takes the judge's flag of this kind, if it raised one with a rule.
-    fn take_flag(&mut self, kind: pb::IrregularityKind) -> Option<pb::GameEvent> {
-        let i = self.flags.iter().position(|e| {
-            matches!(&e.kind, Some(EventKind::IrregularityFlagged(f)) if f.kind == kind as i32)
-                && !e.rule.is_empty()
-        })?;
-        Some(self.flags.remove(i))
-    }
-}
-
 fn describe_step(kind: &Kind) -> String {
     match kind {
         Kind::Touch(s) => format!("touch {}", s.square),
@@ -436,8 +371,9 @@ fn flag_text(e: &pb::GameEvent) -> String {
     }
 }
 
-/// Plays game `n` through the service as a board would.
-async fn play(ctx: &Ctx<'_>, n: usize, game: &PdnGame) -> GameReport {
+/// Plays game `n` through the service as a board would: onto game `bind` when given,
+/// else onto a game it creates.
+async fn play(ctx: &Ctx<'_>, n: usize, game: &PdnGame, bind: Option<&str>) -> GameReport {
     let args = ctx.args;
     let variant = match game_variant(game, args.variant) {
         Ok(v) => v,
@@ -458,21 +394,18 @@ async fn play(ctx: &Ctx<'_>, n: usize, game: &PdnGame) -> GameReport {
         Ok(p) => p,
         Err(e) => return GameReport::failed(format!("failed: {e}")),
     };
-    let mut noise = args
+    let noise = args
         .noise
         .map(|s| Rng::new(crate::rules::splitmix(s) ^ (n as u64).wrapping_mul(0x9E37_79B9)));
     let mut report = GameReport::failed(String::new());
-    let result = drive(
-        ctx,
+    let record = Record {
         n,
         game,
         variant,
-        &replay,
+        replay: &replay,
         start,
-        noise.as_mut(),
-        &mut report,
-    )
-    .await;
+    };
+    let result = drive(ctx, &record, bind, noise, &mut report).await;
     report.line = match result {
         Ok(line) => {
             report.ok = true;
@@ -483,221 +416,327 @@ async fn play(ctx: &Ctx<'_>, n: usize, game: &PdnGame) -> GameReport {
     report
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One game of the file, read and replayed.
+struct Record<'a> {
+    n: usize,
+    game: &'a PdnGame,
+    variant: Variant,
+    replay: &'a crate::notation::replay::Replay,
+    start: crate::rules::Position,
+}
+
+/// The moves the judge has recorded, checked against the record's first ones: how many.
+fn agree(g: &pb::Game, moves: &[crate::rules::Move], v: Variant) -> Result<usize, String> {
+    let count = usize::try_from(g.move_count).unwrap_or(usize::MAX);
+    if count > moves.len() {
+        return Err(format!(
+            "the judge has {count} moves, the record {}",
+            moves.len()
+        ));
+    }
+    for (i, played) in g.moves.iter().enumerate() {
+        let path: Vec<u32> = played
+            .r#move
+            .as_ref()
+            .map(|m| m.path.clone())
+            .unwrap_or_default();
+        let want: Vec<u32> = moves
+            .get(i)
+            .map(|m| {
+                m.path()
+                    .map(|s| crate::notation::square::square_number(s, v))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if path != want {
+            return Err(format!(
+                "the judge's move {} ({path:?}) is not the record's ({want:?})",
+                i + 1
+            ));
+        }
+    }
+    Ok(count)
+}
+
+/// The rules' game after the record's first `plies` moves.
+fn judge_at(
+    start: crate::rules::Position,
+    edition: crate::rules::RuleEdition,
+    moves: &[crate::rules::Move],
+    plies: usize,
+) -> crate::rules::Game {
+    let mut judge = crate::rules::Game::new(start, edition);
+    for mv in moves.iter().take(plies) {
+        let _ = judge.play(mv);
+    }
+    judge
+}
+
+/// Checks what the judge did with one step (`events`: what the message caused).
+fn check_step(
+    link: &mut Link<'_>,
+    expect: &Expect,
+    events: &[pb::GameEvent],
+    what: &str,
+    report: &mut GameReport,
+) -> Result<(), String> {
+    match expect {
+        Expect::Nothing => {}
+        Expect::Move(path) => {
+            let played = events.iter().any(|e| {
+                matches!(&e.kind, Some(EventKind::MovePlayed(m))
+                    if m.r#move.as_ref().is_some_and(|m| m.path == *path))
+            });
+            if !played {
+                let why = link
+                    .flags
+                    .last()
+                    .map_or("no move was recognised".to_string(), flag_text);
+                return Err(format!("{what}: {why}"));
+            }
+        }
+        Expect::Flag(kind) => {
+            report.injected += 1;
+            if link.take_flag(*kind).is_some() {
+                report.flagged += 1;
+            } else {
+                return Err(format!(
+                    "{what}: the judge did not flag {}",
+                    kind.as_str_name()
+                ));
+            }
+        }
+    }
+    if let Some(e) = link.flags.first() {
+        return Err(format!("{what}: flagged without cause: {}", flag_text(e)));
+    }
+    Ok(())
+}
+
+/// The game as the judge has it now, asked where the board's stream goes (retried while
+/// the server is unavailable).
+async fn official(ctx: &Ctx<'_>, server: &str, id: &str) -> Result<pb::Game, String> {
+    let give_up = Instant::now() + ctx.reconnect_for;
+    let mut servers = std::iter::once(server.to_string())
+        .chain(ctx.servers.iter().cloned())
+        .cycle();
+    loop {
+        let at = servers.next().unwrap_or_else(|| server.to_string());
+        let mut games = GameServiceClient::new(ctx.channel(&at)?);
+        match games
+            .get_game(ctx.request(pb::GetGameRequest {
+                game_id: id.to_string(),
+            }))
+            .await
+        {
+            Ok(g) => return Ok(g.into_inner()),
+            Err(s)
+                if matches!(
+                    s.code(),
+                    tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+                ) && Instant::now() < give_up =>
+            {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(s) => return Err(format!("get the game: {}", status_line(&s))),
+        }
+    }
+}
+
+#[allow(clippy::too_many_lines)]
 async fn drive(
     ctx: &Ctx<'_>,
-    n: usize,
-    game: &PdnGame,
-    variant: Variant,
-    replay: &crate::notation::replay::Replay,
-    start: crate::rules::Position,
-    mut noise: Option<&mut Rng>,
+    rec: &Record<'_>,
+    bind: Option<&str>,
+    mut noise: Option<Rng>,
     report: &mut GameReport,
 ) -> Result<String, String> {
     let args = ctx.args;
-    let id = format!("{}-{n}", ctx.prefix);
-    let mut games = GameServiceClient::new(ctx.channel.clone());
-    let time_control = match game.tag("TimeControl").map(str::trim) {
-        Some(tc) if !tc.is_empty() && tc != "?" && tc != "-" => tc.to_string(),
-        _ => args.time_control.clone(),
-    };
-    let timed = !time_control.is_empty();
-    let player = |name: &str| {
-        Some(pb::Player {
-            name: name.into(),
-            ..Default::default()
-        })
-    };
-    let board_no = tag(game, &["Board"])
-        .parse::<u32>()
-        .unwrap_or(u32::try_from(n).unwrap_or(0));
-    let create = pb::CreateGameRequest {
-        game_id: id.clone(),
-        variant: variant_pb(variant) as i32,
-        time_control,
-        white: player(tag(game, &["White", "Bianco"])),
-        black: player(tag(game, &["Black", "Nero"])),
-        event: tag(game, &["Event", "Dati"]).into(),
-        round: tag(game, &["Round"]).into(),
-        board: board_no,
-        start_fen: if game.fen().is_some() {
-            write_fen(&start)
-        } else {
-            String::new()
-        },
-        settings: None,
-    };
+    let (n, game, variant, start) = (rec.n, rec.game, rec.variant, rec.start);
+    let id = bind.map_or_else(|| format!("{}-{n}", ctx.prefix), str::to_string);
     let fail = |what: &str, s: tonic::Status| format!("failed: {what}: {}", status_line(&s));
-    games
-        .create_game(ctx.request(create))
-        .await
-        .map_err(|s| fail("create the game", s))?;
-    games
-        .start_game(ctx.request(pb::StartGameRequest {
+    let mut timed = false;
+    if bind.is_none() {
+        let mut games = GameServiceClient::new(ctx.first()?);
+        let time_control = record_time_control(game, &args.time_control);
+        timed = !time_control.is_empty();
+        let board_no = tag(game, &["Board"])
+            .parse::<u32>()
+            .unwrap_or(u32::try_from(n).unwrap_or(0));
+        let create = pb::CreateGameRequest {
             game_id: id.clone(),
-            expected_seq: 0,
-        }))
-        .await
-        .map_err(|s| fail("start the game", s))?;
-
-    let (tx, rx) = mpsc::channel::<pb::BoardMessage>(8);
-    let mut boards = BoardServiceClient::new(ctx.channel.clone());
-    let stream = boards
-        .connect(ctx.request(ReceiverStream::new(rx)))
-        .await
-        .map_err(|s| fail("open the board stream", s))?
-        .into_inner();
-    let mut board = Board {
-        tx,
-        rx: stream,
-        next_id: 0,
-        flags: Vec::new(),
-        finished: None,
-        acks: Vec::new(),
-        messages: 0,
-    };
-    let board_ms = |jitter: i64| -> i64 {
-        i64::try_from(ctx.started.elapsed().as_millis()).unwrap_or(i64::MAX) + 1 + jitter
-    };
-    let bind = Kind::Bind(pb::BindBoard {
-        game_id: id.clone(),
-        board_id: format!("sim-board-{n}"),
-        resume_from_seq: 0,
-    });
-    // The bind is answered with the game, not an ack.
-    board.next_id += 1;
-    board
-        .tx
-        .send(pb::BoardMessage {
-            message_id: board.next_id,
-            board_time_ms: board_ms(0),
-            kind: Some(bind),
-        })
-        .await
-        .map_err(|_| "failed: the board stream closed".to_string())?;
-    board.messages += 1;
-    loop {
-        match board.rx.next().await {
-            Some(Ok(pb::BoardFeedback {
-                kind: Some(Feedback::Bound(_)),
-                ..
-            })) => break,
-            Some(Ok(pb::BoardFeedback {
-                kind: Some(Feedback::Rejected(r)),
-                ..
-            })) => return Err(format!("failed: bind: {}: {}", r.code, r.message)),
-            Some(Ok(_)) => {}
-            Some(Err(s)) => return Err(fail("bind", s)),
-            None => return Err("failed: bind: the stream ended".into()),
-        }
+            variant: variant_pb(variant) as i32,
+            time_control,
+            white: Some(player(game, Color::White)),
+            black: Some(player(game, Color::Black)),
+            event: tag(game, &["Event", "Dati"]).into(),
+            round: tag(game, &["Round"]).into(),
+            board: board_no,
+            start_fen: if game.fen().is_some() {
+                write_fen(&start)
+            } else {
+                String::new()
+            },
+            settings: None,
+        };
+        games
+            .create_game(ctx.request(create))
+            .await
+            .map_err(|s| fail("create the game", s))?;
+        games
+            .start_game(ctx.request(pb::StartGameRequest {
+                game_id: id.clone(),
+                expected_seq: 0,
+            }))
+            .await
+            .map_err(|s| fail("start the game", s))?;
     }
 
-    let expected = recorded_result(game);
-    let moves: Vec<crate::rules::Move> = replay.game.moves().iter().copied().collect();
-    let positions: Vec<crate::rules::Position> = replay.game.positions().iter().copied().collect();
+    let seed = u64::from(std::process::id()).rotate_left(17)
+        ^ (n as u64)
+        ^ u64::try_from(ctx.started.elapsed().as_nanos()).unwrap_or(0);
+    let mut link = Link::new(ctx, id.clone(), ctx.board_id(n), seed);
+    let bound = link.open().await.map_err(|e| format!("failed: {e}"))?;
+    let moves: Vec<crate::rules::Move> = rec.replay.game.moves().iter().copied().collect();
+    let positions: Vec<crate::rules::Position> =
+        rec.replay.game.positions().iter().copied().collect();
     let plies = moves.len();
+    let edition = rec.replay.game.edition();
+    timed = if bind.is_some() {
+        // The game is the arbiter's: its variant and start must be the record's.
+        if bound.game.variant != variant_pb(variant) as i32 {
+            return Err(format!(
+                "failed: game {id} is {}, the record {variant}",
+                pb::Variant::try_from(bound.game.variant)
+                    .map_or("of an unknown variant", |v| v.as_str_name())
+            ));
+        }
+        let theirs = crate::notation::parse_fen(&bound.game.start_fen, variant)
+            .map(|p| write_fen(&p))
+            .unwrap_or_else(|_| bound.game.start_fen.clone());
+        if theirs != write_fen(&start) {
+            return Err(format!(
+                "failed: game {id} starts from {theirs}, the record from {}",
+                write_fen(&start)
+            ));
+        }
+        bound.game.white_clock_ms >= 0
+    } else {
+        timed
+    };
+    // Where the judge stands: the moves it has recorded must be the record's first ones,
+    // and the board goes on with the next.
+    let mut ply = agree(&bound.game, &moves, variant).map_err(|e| format!("failed: {e}"))?;
+    let expected = recorded_result(game);
     let spent = spent_per_ply(game, start.turn());
-    // The rules' own game beside the judge's: its legal moves are what a reading must
-    // not be mistaken for.
-    let mut judge = crate::rules::Game::new(start, replay.game.edition());
-    let result = 'plies: {
-        for (i, mv) in moves.iter().enumerate() {
-            let ply = i + 1;
-            let text = game
-                .moves
-                .get(i)
-                .map_or_else(String::new, |m| m.text.clone());
-            let diverged = |why: String| format!("diverged at ply {ply} '{text}': {why}");
-            if let Some(s) = args.speed
-                && let Some(&ms) = spent.get(i)
-                && ms > 0
-            {
-                tokio::time::sleep(Duration::from_secs_f64(ms as f64 / 1000.0 / s)).await;
+    // The rules' game beside the judge's: its legal moves are what a reading must not
+    // be mistaken for.
+    let mut judge = judge_at(start, edition, &moves, ply);
+    // The current ply's messages (its clock press last), the next to send, whether the
+    // message in flight may have been recorded, and whether the ply was resumed after a
+    // broken stream (then started again from its first message, once, if the judge no
+    // longer holds what the board had sent).
+    let mut steps: Vec<Step> = Vec::new();
+    let mut planned = false;
+    let mut press_at = usize::MAX;
+    let mut k = 0usize;
+    let mut in_flight = false;
+    let mut resumed = false;
+    let mut restarted = false;
+    let mut offered = false;
+    let result: Result<(), String> = loop {
+        let text = game
+            .moves
+            .get(ply)
+            .map_or_else(String::new, |m| m.text.clone());
+        let diverged = |why: String| format!("diverged at ply {} '{text}': {why}", ply + 1);
+        if ply >= plies {
+            break Ok(());
+        }
+        if link.finished.is_some() && !planned {
+            break Err(diverged(
+                "the game is over before it (the judge's result stands)".into(),
+            ));
+        }
+        let outcome: Result<Option<(Answer, String)>, Lost> = if !link.started {
+            if bind.is_some() {
+                eprintln!("board-sim: game {n}: waiting for the arbiter to start game {id}");
             }
-            let before = positions.get(i).copied().unwrap_or(start);
-            // Only readings can be mistaken for another move.
-            let legal = match args.mode {
-                Mode::Snapshots => judge.position_moves(),
-                Mode::Events => Vec::new(),
+            link.wait_started().await.map(|()| None)
+        } else if !planned {
+            let paced = match (args.speed, spent.get(ply)) {
+                (Some(s), Some(&ms)) if ms > 0 => {
+                    Some(Duration::from_secs_f64(ms as f64 / 1000.0 / s))
+                }
+                _ => None,
             };
-            let mv_plan = move_plan(
-                &Ply {
-                    before: &before,
-                    mv,
-                    legal: &legal,
-                    timed,
-                },
-                args.mode,
-                noise.as_deref_mut(),
-            );
-            for k in &mv_plan.noise {
-                *report.noise.entry(*k).or_default() += 1;
-            }
-            for Step {
-                kind,
-                expect,
-                jitter_ms,
-            } in mv_plan.steps
-            {
-                let what = describe_step(&kind);
-                let answer = board
-                    .send(kind, board_ms(jitter_ms))
-                    .await
-                    .map_err(&diverged)?;
-                if let Some(r) = answer.rejected {
-                    break 'plies Err(diverged(format!(
-                        "{what} refused: {}: {}",
-                        r.code, r.message
-                    )));
+            let wait = paced.max(args.move_every.map(Duration::from_millis));
+            let waited = match wait {
+                Some(w) => link.idle(w).await,
+                None => Ok(()),
+            };
+            waited.map(|()| {
+                let before = positions.get(ply).copied().unwrap_or(start);
+                // Only readings can be mistaken for another move.
+                let legal = match args.mode {
+                    Mode::Snapshots => judge.position_moves(),
+                    Mode::Events => Vec::new(),
+                };
+                let mv_plan = move_plan(
+                    &Ply {
+                        before: &before,
+                        mv: &moves[ply],
+                        legal: &legal,
+                        timed,
+                    },
+                    args.mode,
+                    noise.as_mut(),
+                );
+                for kind in &mv_plan.noise {
+                    *report.noise.entry(*kind).or_default() += 1;
                 }
-                match expect {
-                    Expect::Nothing => {}
-                    Expect::Move(path) => {
-                        let played = answer.events.iter().any(|e| {
-                            matches!(&e.kind, Some(EventKind::MovePlayed(m))
-                                if m.r#move.as_ref().is_some_and(|m| m.path == path))
-                        });
-                        if !played {
-                            let why = board
-                                .flags
-                                .last()
-                                .map_or("no move was recognised".to_string(), flag_text);
-                            break 'plies Err(diverged(format!("{what}: {why}")));
-                        }
-                    }
-                    Expect::Flag(kind) => {
-                        report.injected += 1;
-                        if board.take_flag(kind).is_some() {
-                            report.flagged += 1;
-                        } else {
-                            break 'plies Err(diverged(format!(
-                                "{what}: the judge did not flag {}",
-                                kind.as_str_name()
-                            )));
-                        }
-                    }
+                steps = mv_plan.steps;
+                press_at = steps.len();
+                if timed {
+                    steps.push(Step {
+                        kind: Kind::ClockPress(pb::BoardClockPress {
+                            side: side_pb(before.turn()),
+                        }),
+                        expect: Expect::Nothing,
+                        jitter_ms: 0,
+                    });
                 }
-                if let Some(e) = board.flags.first() {
-                    break 'plies Err(diverged(format!(
-                        "{what}: flagged without cause: {}",
-                        flag_text(e)
-                    )));
-                }
-            }
-            let _ = judge.play(mv);
-            if let Some(end) = &board.finished {
-                if ply < plies {
-                    break 'plies Err(diverged(format!(
+                planned = true;
+                k = 0;
+                None
+            })
+        } else if k >= steps.len() || (k == press_at && link.finished.is_some()) {
+            // The ply is done (the game's end leaves the press out).
+            let _ = judge.play(&moves[ply]);
+            if let Some(end) = &link.finished {
+                if ply + 1 < plies {
+                    break Err(diverged(format!(
                         "the judge ended the game after it [{}]",
                         end.rule
                     )));
                 }
-                break 'plies Ok(());
+                break Ok(());
             }
-            let mover = before.turn();
-            // A recorded draw: offered with the last move (RU 1.9.3), accepted below.
-            if ply == plies && expected == PdnResult::Draw {
-                games
+            ply += 1;
+            planned = false;
+            resumed = false;
+            restarted = false;
+            continue;
+        } else {
+            if k == press_at
+                && bind.is_none()
+                && ply + 1 == plies
+                && expected == PdnResult::Draw
+                && !offered
+            {
+                // A recorded draw: offered with the last move (RU 1.9.3), accepted below.
+                let mover = positions.get(ply).copied().unwrap_or(start).turn();
+                GameServiceClient::new(ctx.channel(link.target())?)
                     .offer_draw(ctx.request(pb::OfferDrawRequest {
                         game_id: id.clone(),
                         side: side_pb(mover),
@@ -705,98 +744,132 @@ async fn drive(
                     }))
                     .await
                     .map_err(|s| diverged(format!("offer a draw: {}", status_line(&s))))?;
+                offered = true;
             }
-            if timed {
-                let answer = board
-                    .send(
-                        Kind::ClockPress(pb::BoardClockPress {
-                            side: side_pb(mover),
-                        }),
-                        board_ms(0),
-                    )
-                    .await
-                    .map_err(&diverged)?;
+            let step = &steps[k];
+            let what = describe_step(&step.kind);
+            in_flight = true;
+            link.send(step.kind.clone(), ctx.board_ms(step.jitter_ms))
+                .await
+                .map(|a| Some((a, what)))
+        };
+        match outcome {
+            Ok(None) => {}
+            Ok(Some((answer, what))) => {
+                in_flight = false;
                 if let Some(r) = answer.rejected {
-                    break 'plies Err(diverged(format!(
-                        "clock press refused: {}: {}",
+                    if resumed && !restarted && r.message.contains("out of step") {
+                        // The judge does not hold what the board had sent of this ply
+                        // before the stream broke: the move again from its start.
+                        eprintln!(
+                            "board-sim: game {n}: {what} refused after the reconnection \
+                             ({}); ply {} again from its start",
+                            r.message,
+                            ply + 1
+                        );
+                        restarted = true;
+                        k = 0;
+                        continue;
+                    }
+                    break Err(diverged(format!(
+                        "{what} refused: {}: {}",
                         r.code, r.message
                     )));
                 }
-                if let Some(e) = board.flags.first() {
-                    break 'plies Err(diverged(format!(
-                        "clock press: flagged without cause: {}",
-                        flag_text(e)
+                let expect = steps[k].expect.clone();
+                if let Err(e) = check_step(&mut link, &expect, &answer.events, &what, report) {
+                    break Err(diverged(e));
+                }
+                k += 1;
+            }
+            Err(Lost::Fatal(why)) => {
+                break Err(diverged(format!("gave up: {why}")));
+            }
+            Err(Lost::Retry(why)) => {
+                eprintln!(
+                    "board-sim: game {n}: board {}: the stream broke ({why}); reconnecting",
+                    link.board_id()
+                );
+                let b = match link.open().await {
+                    Ok(b) => b,
+                    Err(e) => break Err(diverged(format!("gave up: {e}"))),
+                };
+                // Whether the message in flight was recorded: it caused events, which
+                // are among those missed.
+                if in_flight && planned && k < steps.len() {
+                    in_flight = false;
+                    if b.missed.iter().any(link::from_board) {
+                        let expect = steps[k].expect.clone();
+                        let what = describe_step(&steps[k].kind);
+                        if let Err(e) = check_step(&mut link, &expect, &b.missed, &what, report) {
+                            break Err(diverged(e));
+                        }
+                        k += 1;
+                    }
+                }
+                let made = usize::from(
+                    planned
+                        && steps[..k.min(steps.len())]
+                            .iter()
+                            .any(|s| matches!(s.expect, Expect::Move(_))),
+                );
+                let m = match agree(&b.game, &moves, variant) {
+                    Ok(m) => m,
+                    Err(e) => break Err(diverged(e)),
+                };
+                if m < ply {
+                    break Err(diverged(format!(
+                        "the judge has {m} moves after the reconnection, the board had made {ply}"
                     )));
                 }
+                if m != ply + made {
+                    // Someone else moved, or the message's fate was not what the board
+                    // thought: go on from the judge's moves.
+                    ply = m;
+                    judge = judge_at(start, edition, &moves, ply);
+                    planned = false;
+                    restarted = false;
+                } else {
+                    resumed = true;
+                }
+                let at = if !planned {
+                    format!("ply {}", ply + 1)
+                } else if k >= steps.len() {
+                    format!("the end of ply {}", ply + 1)
+                } else {
+                    format!("ply {}, its message {} of {}", ply + 1, k + 1, steps.len())
+                };
+                eprintln!(
+                    "board-sim: game {n}: board {} bound again to {}; the judge has {m} moves, \
+                     going on at {at}",
+                    link.board_id(),
+                    link.target(),
+                );
             }
         }
-        Ok(())
     };
-    report.acks = std::mem::take(&mut board.acks);
-    report.messages = board.messages;
+    report.acks = std::mem::take(&mut link.acks);
+    report.messages = link.messages;
     result?;
+    let reconnects = link.reconnects;
 
-    // The result the record gives, where the last move did not end the game.
-    let mut arbiter = ArbiterServiceClient::new(ctx.channel.clone());
-    let final_pos = replay.game.position();
-    if board.finished.is_none() {
-        let declare = |result: pb::GameResult| pb::DeclareResultRequest {
-            game_id: id.clone(),
-            result: result as i32,
-            reason: pb::ResultReason::ArbiterDecision as i32,
-            rule: String::new(),
-            explanation: "the result the record gives; no move recorded".into(),
-        };
-        match expected {
-            PdnResult::WhiteWins | PdnResult::BlackWins => {
-                let loser = if expected == PdnResult::WhiteWins {
-                    Color::Black
-                } else {
-                    Color::White
-                };
-                games
-                    .resign(ctx.request(pb::ResignRequest {
-                        game_id: id.clone(),
-                        side: side_pb(loser),
-                        expected_seq: 0,
-                    }))
-                    .await
-                    .map_err(|s| fail("resign", s))?;
-            }
-            PdnResult::Draw if plies > 0 => {
-                games
-                    .respond_to_draw_offer(ctx.request(pb::RespondToDrawOfferRequest {
-                        game_id: id.clone(),
-                        side: side_pb(final_pos.turn()),
-                        response: pb::DrawResponse::Accept as i32,
-                        expected_seq: 0,
-                    }))
-                    .await
-                    .map_err(|s| fail("accept the draw", s))?;
-            }
-            PdnResult::Draw => {
-                arbiter
-                    .declare_result(ctx.request(declare(pb::GameResult::Draw)))
-                    .await
-                    .map_err(|s| fail("declare a draw", s))?;
-            }
-            PdnResult::DoubleForfeit => {
-                arbiter
-                    .declare_result(ctx.request(declare(pb::GameResult::BothLose)))
-                    .await
-                    .map_err(|s| fail("declare 0-0", s))?;
-            }
-            PdnResult::Unknown => {}
+    // The result the record gives, where the last move did not end the game: made with
+    // the arbiter's token for a game the simulator created, left to the arbiter on a
+    // bound game.
+    let final_pos = rec.replay.game.position();
+    let mut pending = false;
+    if link.finished.is_none() && expected != PdnResult::Unknown {
+        if bind.is_some() {
+            pending = true;
+        } else {
+            settle(ctx, &id, expected, plies, final_pos.turn()).await?;
         }
     }
-    drop(board);
-    let official = games
-        .get_game(ctx.request(pb::GetGameRequest {
-            game_id: id.clone(),
-        }))
+    let server = link.target().to_string();
+    drop(link);
+    let official = official(ctx, &server, &id)
         .await
-        .map_err(|s| fail("get the game", s))?
-        .into_inner();
+        .map_err(|e| format!("failed: {e}"))?;
     let fen = write_fen(final_pos);
     if official.fen != fen {
         return Err(format!(
@@ -804,21 +877,23 @@ async fn drive(
             official.fen
         ));
     }
-    if official.result != result_pb(expected) as i32 {
+    let recorded_text = game.result_text.clone().unwrap_or_else(|| match expected {
+        PdnResult::Unknown => "*".into(),
+        r => r.as_str().to_string(),
+    });
+    let mut line = if pending && official.result == pb::GameResult::Unspecified as i32 {
+        format!("ok, {plies} plies, result {recorded_text} pending for the arbiter")
+    } else if official.result != result_pb(expected) as i32 {
         return Err(format!(
             "failed: the judge's result is {}, the record's {}",
             result_text(official.result),
             result_text(result_pb(expected) as i32)
         ));
-    }
-    let mut line = format!(
-        "ok, {plies} plies, result {}",
-        game.result_text.clone().unwrap_or_else(|| match expected {
-            PdnResult::Unknown => "*".into(),
-            r => r.as_str().to_string(),
-        })
-    );
-    let notes: Vec<String> = replay
+    } else {
+        format!("ok, {plies} plies, result {recorded_text}")
+    };
+    let notes: Vec<String> = rec
+        .replay
         .notes
         .iter()
         .filter(|n| matches!(n, ReplayNote::Ambiguous { .. }))
@@ -827,5 +902,73 @@ async fn drive(
     if !notes.is_empty() {
         line.push_str(&format!("; note: {}", notes.join("; ")));
     }
+    if reconnects > 0 {
+        line.push_str(&format!("; reconnected {reconnects} times"));
+    }
     Ok(line)
+}
+
+/// Records the result the record gives with the arbiter's token (a game the simulator
+/// created): a resignation, the draw offered with the last move accepted, or the
+/// arbiter's declaration where no move was made.
+async fn settle(
+    ctx: &Ctx<'_>,
+    id: &str,
+    expected: PdnResult,
+    plies: usize,
+    to_move: Color,
+) -> Result<(), String> {
+    let fail = |what: &str, s: tonic::Status| format!("failed: {what}: {}", status_line(&s));
+    let channel = ctx.first()?;
+    let mut games = GameServiceClient::new(channel.clone());
+    let mut arbiter = ArbiterServiceClient::new(channel);
+    let declare = |result: pb::GameResult| pb::DeclareResultRequest {
+        game_id: id.to_string(),
+        result: result as i32,
+        reason: pb::ResultReason::ArbiterDecision as i32,
+        rule: String::new(),
+        explanation: "the result the record gives; no move recorded".into(),
+    };
+    match expected {
+        PdnResult::WhiteWins | PdnResult::BlackWins => {
+            let loser = if expected == PdnResult::WhiteWins {
+                Color::Black
+            } else {
+                Color::White
+            };
+            games
+                .resign(ctx.request(pb::ResignRequest {
+                    game_id: id.to_string(),
+                    side: side_pb(loser),
+                    expected_seq: 0,
+                }))
+                .await
+                .map_err(|s| fail("resign", s))?;
+        }
+        PdnResult::Draw if plies > 0 => {
+            games
+                .respond_to_draw_offer(ctx.request(pb::RespondToDrawOfferRequest {
+                    game_id: id.to_string(),
+                    side: side_pb(to_move),
+                    response: pb::DrawResponse::Accept as i32,
+                    expected_seq: 0,
+                }))
+                .await
+                .map_err(|s| fail("accept the draw", s))?;
+        }
+        PdnResult::Draw => {
+            arbiter
+                .declare_result(ctx.request(declare(pb::GameResult::Draw)))
+                .await
+                .map_err(|s| fail("declare a draw", s))?;
+        }
+        PdnResult::DoubleForfeit => {
+            arbiter
+                .declare_result(ctx.request(declare(pb::GameResult::BothLose)))
+                .await
+                .map_err(|s| fail("declare 0-0", s))?;
+        }
+        PdnResult::Unknown => {}
+    }
+    Ok(())
 }
