@@ -378,6 +378,13 @@ impl Drop for Watch {
 }
 
 impl Watch {
+    /// Its queue, held weakly: whether the game's task still holds it once the watch is
+    /// dropped.
+    #[cfg(test)]
+    pub(super) fn queue_held(&self) -> std::sync::Weak<WatchQueue> {
+        Arc::downgrade(&self.queue)
+    }
+
     pub(super) fn new(
         game: GameHandle,
         store: Arc<dyn EventStore>,

@@ -431,6 +431,7 @@ impl Hub {
             stop: self.stop.subscribe(),
             alive,
             watchers: Vec::new(),
+            prune_at: task::MIN_PRUNE_AT,
             recent: Default::default(),
             retry_at: None,
             hub: registry,

@@ -166,7 +166,8 @@ impl WatchQueue {
         self.lock().end == Some(WatchEnd::ShuttingDown)
     }
 
-    /// The watcher has gone: the task drops the queue at its next publish.
+    /// The watcher has gone: the task drops the queue at its next publish, tick or new
+    /// watcher (`GameTask::add_watcher`).
     pub(super) fn leave(&self) {
         self.lock().dropped = true;
     }

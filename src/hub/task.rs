@@ -170,6 +170,10 @@ pub(super) trait Registry: Send + Sync {
 /// How many recent events a task keeps for watchers that resume close behind.
 const RECENT: usize = 16;
 
+/// The fewest watchers at which a new one drops those that have gone
+/// ([`GameTask::add_watcher`]).
+pub(super) const MIN_PRUNE_AT: usize = 16;
+
 /// How long the timer waits before trying again after the store refused what time did.
 const RETRY: Duration = Duration::from_millis(200);
 
@@ -184,6 +188,9 @@ pub(super) struct GameTask {
     /// Held while the task runs: the hub's shutdown waits for every copy to be dropped.
     pub alive: mpsc::Sender<()>,
     pub watchers: Vec<Arc<WatchQueue>>,
+    /// The number of watchers at which a new one first drops those that have gone
+    /// ([`Self::add_watcher`]).
+    pub prune_at: usize,
     pub recent: VecDeque<Arc<Published>>,
     pub retry_at: Option<tokio::time::Instant>,
     /// The hub, to leave its map when evicted.
@@ -387,7 +394,7 @@ impl GameTask {
                 if self.session.result().is_some() && !queue.through_end {
                     queue.close(WatchEnd::Finished);
                 } else {
-                    self.watchers.push(queue);
+                    self.add_watcher(queue);
                 }
                 let _ = reply.send(WatchStart {
                     last_seq,
@@ -563,6 +570,25 @@ impl GameTask {
                 w.through_end
             });
         }
+    }
+
+    /// Adds a watcher, first dropping those that have gone once the list has doubled
+    /// since the last look. Gone watchers are otherwise dropped only when the game
+    /// publishes or its timer fires: a game where nothing happens (a long think, a
+    /// pause) kept every watch that came and went, 8 a `WatchEvent` stream on a round of
+    /// 8 (issue 37: +4 MB a burst of 10,000 streams, never given back). Looking only
+    /// when the list has doubled keeps it amortised O(1) a watcher.
+    pub(super) fn add_watcher(&mut self, queue: Arc<WatchQueue>) {
+        if self.watchers.len() >= self.prune_at {
+            self.watchers.retain(|w| !w.gone());
+            let live = self.watchers.len();
+            // A crowd that has left gives its room back too.
+            if self.watchers.capacity() > 4 * live.max(MIN_PRUNE_AT) {
+                self.watchers.shrink_to(2 * live.max(MIN_PRUNE_AT));
+            }
+            self.prune_at = (2 * live).max(MIN_PRUNE_AT);
+        }
+        self.watchers.push(queue);
     }
 
     /// Records what time has done (the timer fired).

@@ -324,7 +324,9 @@ async fn serve_grpc(
         .accept_http1(true)
         .http2_keepalive_interval(limits.keepalive_interval)
         .http2_keepalive_timeout(Some(limits.keepalive_timeout))
-        .max_concurrent_streams(limits.max_streams_per_connection);
+        .max_concurrent_streams(limits.max_streams_per_connection)
+        .initial_stream_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW);
     // At the signal the hub ends every watch and board stream at once (UNAVAILABLE
     // "server shutting down") while tonic stops accepting and lets running calls finish.
     let stopping = hub.clone();
@@ -405,6 +407,25 @@ async fn serve_grpc(
     tracing::info!("stopped");
     served
 }
+
+/// HTTP/2 flow control of what clients send (SETTINGS_INITIAL_WINDOW_SIZE): how much a
+/// stream may send that the server has not read yet. h2 charges every DATA frame under
+/// 256 bytes as 256 less its size while it waits unread, and closes the whole connection
+/// (`GOAWAY ENHANCE_YOUR_CALM`, "too_many_data_frames") once the charges pass half the
+/// connection window; a board sends a frame a message of 10 to 20 bytes. With hyper's
+/// 1 MiB stream and connection windows, about 2,100 touches waiting unread (a few
+/// boards flooding faster than their streams are read) closed the connection and every
+/// board on it (issue 37). A stream now holds at most [`STREAM_WINDOW`] unread: a
+/// flooding board at most 16 KiB / 12 bytes ≈ 1,365 touches, charged 0.33 MB.
+/// Requests are small (the largest a few KiB), so the small window costs nothing but
+/// round trips for a message of many KiB.
+pub const STREAM_WINDOW: u32 = 16 * 1024;
+
+/// The connection's window (see [`STREAM_WINDOW`]): h2's budget for small frames waiting
+/// unread is half of it, 8 MiB, room for 25 streams flooding with 12-byte touches (10
+/// with empty 5-byte messages), which no connection of boards comes near; what waits
+/// unread stays bounded by [`STREAM_WINDOW`] a stream.
+pub const CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
 
 /// grpc-web around a service: a browser's call (HTTP/1.1 or HTTP/2) becomes gRPC for
 /// it. Each service is wrapped, not the server: tonic-web answers anything that is not
