@@ -430,6 +430,15 @@ fn show(g: &pb::Game) -> String {
             pb::BoardHealth::try_from(b.health).map_or("?", |h| h.as_str_name())
         ));
     }
+    if let Some(v) = g.board_view.as_ref().filter(|v| !v.in_step) {
+        let fill: Vec<String> = v.to_fill.iter().map(|p| p.square.to_string()).collect();
+        let clear: Vec<String> = v.to_clear.iter().map(u32::to_string).collect();
+        out.push_str(&format!(
+            "\n  board out of step: clear [{}], put down [{}]",
+            clear.join(", "),
+            fill.join(", ")
+        ));
+    }
     for i in &g.pending_irregularities {
         out.push_str(&format!(
             "\n  pending irregularity #{} by {} ({})",

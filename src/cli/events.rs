@@ -795,6 +795,13 @@ pub fn game_json(g: &pb::Game) -> Value {
             json!({"board_id": b.board_id, "health": name!(pb::BoardHealth, b.health),
                    "since_ms": b.since.as_ref().map_or(0, |t| t.seconds * 1000 + i64::from(t.nanos / 1_000_000))})
         }),
+        "board_view": g.board_view.as_ref().map_or(Value::Null, |v| {
+            let piece = |p: &pb::BoardPiece| json!({"square": p.square, "side": name!(pb::Side, p.side), "king": p.king});
+            json!({"white": v.white, "black": v.black, "kings": v.kings,
+                   "in_hand": v.in_hand.as_ref().map_or(Value::Null, |h| json!({"from": h.from, "side": name!(pb::Side, h.side), "king": h.king})),
+                   "pending_removal": v.pending_removal, "in_step": v.in_step,
+                   "to_clear": v.to_clear, "to_fill": v.to_fill.iter().map(piece).collect::<Vec<_>>()})
+        }),
     })
 }
 
