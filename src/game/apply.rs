@@ -293,10 +293,7 @@ impl Session {
                 ..
             } => {
                 // The board as it says it stands: the judge's picture follows it.
-                let bits = |list: &[u32]| -> Result<u64, ReplayError> {
-                    list.iter()
-                        .try_fold(0u64, |acc, &n| Ok(acc | self.square(n).map_err(bad)?.bit()))
-                };
+                let bits = |list: &[u32]| self.bits(list).map_err(bad);
                 let (w, b) = (bits(white)?, bits(black)?);
                 let k = match kings {
                     Some(k) => bits(k)?,
@@ -438,10 +435,7 @@ impl Session {
                 kings,
                 ..
             } => {
-                let bits = |list: &[u32]| -> Result<u64, ReplayError> {
-                    list.iter()
-                        .try_fold(0u64, |acc, &n| Ok(acc | self.square(n).map_err(bad)?.bit()))
-                };
+                let bits = |list: &[u32]| self.bits(list).map_err(bad);
                 let (w, b, k) = (bits(white)?, bits(black)?, bits(kings)?);
                 self.physical.white = w;
                 self.physical.black = b;
@@ -528,6 +522,12 @@ impl Session {
         self.seq = e.seq;
         self.last_ms = now;
         Ok(())
+    }
+
+    /// The squares of a list of PDN numbers, as a bitboard.
+    fn bits(&self, list: &[u32]) -> Result<u64, String> {
+        list.iter()
+            .try_fold(0u64, |acc, &n| Ok(acc | self.square(n)?.bit()))
     }
 
     /// A capture stopped early (an outstanding `CaptureIncomplete`) is taken up again

@@ -568,6 +568,16 @@ fn fmjd_5_4_a_snapshot_brings_a_board_back_in_step() {
 
 // ---- The board's irregularities and the judge's picture of it (issue 38) ------------
 
+/// White's c3 takes d4 and f6 (c3:e5:g7: 22, 15, 8; captured 18, 11), h6 (12) stands by.
+fn capture_table() -> Table {
+    Table::new(
+        Variant::Russian,
+        Some("10m"),
+        Some("W:Wc3,a1:Bd4,f6,h6"),
+        |_| {},
+    )
+}
+
 fn rule_on(seq: u64, ruling: Ruling) -> Command {
     Command::Arbiter(
         ArbiterAction::RuleOnIrregularity {
@@ -707,12 +717,7 @@ fn fmjd_5_4_stands_for_every_kind_and_presses_for_nobody() {
     assert_eq!(t.s.clock_side(), Black);
 
     // A wrong removal stands: the piece taken off wrongly stays off, with the captured ones.
-    let mut t = Table::new(
-        Variant::Russian,
-        Some("10m"),
-        Some("W:Wc3,a1:Bd4,f6,h6"),
-        |_| {},
-    );
+    let mut t = capture_table();
     t.board(BoardInput::Lift(22));
     t.board(BoardInput::Place(15));
     t.board(BoardInput::Release(8));
@@ -725,12 +730,7 @@ fn fmjd_5_4_stands_for_every_kind_and_presses_for_nobody() {
     assert_eq!(t.s.awaiting_press(), Some(White));
 
     // A capture stopped early stands where it stopped.
-    let mut t = Table::new(
-        Variant::Russian,
-        Some("10m"),
-        Some("W:Wc3,a1:Bd4,f6,h6"),
-        |_| {},
-    );
+    let mut t = capture_table();
     t.board(BoardInput::Lift(22));
     let ev = t.board(BoardInput::Release(15));
     let (seq, kind) = flagged(&ev)[0];
@@ -740,12 +740,7 @@ fn fmjd_5_4_stands_for_every_kind_and_presses_for_nobody() {
     assert!(t.s.board_view().in_step);
 
     // A press before the removal, ruled either way: the clocks stay as they are.
-    let mut t = Table::new(
-        Variant::Russian,
-        Some("10m"),
-        Some("W:Wc3,a1:Bd4,f6,h6"),
-        |_| {},
-    );
+    let mut t = capture_table();
     t.board(BoardInput::Lift(22));
     t.board(BoardInput::Place(15));
     t.board(BoardInput::Release(8));
@@ -768,12 +763,7 @@ fn fmjd_5_4_stands_for_every_kind_and_presses_for_nobody() {
 /// on its first square, the irregularity is cleared.
 #[test]
 fn ru_1_5_5_a_capture_stopped_early_is_finished_on_the_board() {
-    let mut t = Table::new(
-        Variant::Russian,
-        Some("10m"),
-        Some("W:Wc3,a1:Bd4,f6,h6"),
-        |_| {},
-    );
+    let mut t = capture_table();
     t.board(BoardInput::Lift(22));
     let ev = t.board(BoardInput::Release(15)); // c3:e5, short of g7
     assert_eq!(flagged(&ev)[0].1, IrregularityKind::CaptureIncomplete);
@@ -800,12 +790,7 @@ fn ru_1_5_5_a_capture_stopped_early_is_finished_on_the_board() {
     ));
 
     // Put back instead.
-    let mut t = Table::new(
-        Variant::Russian,
-        Some("10m"),
-        Some("W:Wc3,a1:Bd4,f6,h6"),
-        |_| {},
-    );
+    let mut t = capture_table();
     t.board(BoardInput::Lift(22));
     t.board(BoardInput::Release(15));
     t.board(BoardInput::Lift(15));
@@ -827,12 +812,7 @@ fn ru_1_5_5_a_capture_stopped_early_is_finished_on_the_board() {
 /// back and the captured ones off, not before, and not by an unrelated lift.
 #[test]
 fn ru_1_5_12_a_wrong_removal_clears_when_the_board_is_right() {
-    let mut t = Table::new(
-        Variant::Russian,
-        Some("10m"),
-        Some("W:Wc3,a1:Bd4,f6,h6"),
-        |_| {},
-    );
+    let mut t = capture_table();
     t.board(BoardInput::Lift(22));
     t.board(BoardInput::Place(15));
     t.board(BoardInput::Release(8));
@@ -1015,12 +995,7 @@ fn a_snapshot_showing_an_illegal_move_is_flagged() {
         Some(EventKind::IrregularityResolved { ruling: None, .. })
     ));
     // A capture with one of two captured pieces still on the board: waiting, not flagged.
-    let mut t = Table::new(
-        Variant::Russian,
-        Some("10m"),
-        Some("W:Wc3,a1:Bd4,f6,h6"),
-        |_| {},
-    );
+    let mut t = capture_table();
     let ev = t.board(BoardInput::Snapshot(Occupancy {
         white: vec![8, 29],
         black: vec![11, 12],
