@@ -142,11 +142,10 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
                     // What the board shows, a piece still in hand back where it came
                     // from, captured pieces still on it taken off (they were captured).
                     let mut setup = tx.s.physical.clone();
-                    for &sq in &tx.s.pending_removal {
-                        setup.white &= !sq.bit();
-                        setup.black &= !sq.bit();
-                        setup.kings &= !sq.bit();
-                    }
+                    let captured = tx.s.pending_removal.iter().fold(0u64, |b, s| b | s.bit());
+                    setup.white &= !captured;
+                    setup.black &= !captured;
+                    setup.kings &= !captured;
                     if let Some(h) = &tx.s.hand {
                         *setup.pieces_mut(h.color) |= h.from.bit();
                         if h.king {

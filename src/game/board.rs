@@ -250,7 +250,6 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
         return release_catching_up(tx, &hand, to);
     }
     let from = name(tx, hand.from);
-    let at = name(tx, to);
     let v = tx.s.variant();
     let put_back = to == hand.from && hand.placements.iter().all(|&p| p == to);
     if put_back {
@@ -260,16 +259,7 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
     let from_n = square_number(hand.from, v);
     let Some(side) = mover(tx).filter(|&m| m == hand.color) else {
         tx.emit(EventKind::PieceReleased { square: n }, None)?;
-        return tx.emit(
-            EventKind::Irregularity {
-                side: hand.color,
-                kind: IrregularityKind::OutOfTurn,
-                detail: format!("{} piece moved from {from} to {at} out of turn", hand.color),
-                retake_with: None,
-                squares: vec![from_n, n],
-            },
-            Some("RU 1.4.1"),
-        );
+        return flag_out_of_turn(tx, hand.color, hand.from, to);
     };
     let found = matching(tx, hand.from, &hand.placements, to);
     let bound = tx.s.touch.bound;
@@ -298,6 +288,26 @@ fn release(tx: &mut Tx, n: u32) -> Result<(), GameError> {
             flag_illegal(tx, side, hand.from, to, found.len() > 1)
         }
     }
+}
+
+/// Flags a piece of `color` moved from `from` to `to` while `color` is not on move
+/// (RU 1.4.1).
+fn flag_out_of_turn(tx: &mut Tx, color: Color, from: Square, to: Square) -> Result<(), GameError> {
+    let v = tx.s.variant();
+    tx.emit(
+        EventKind::Irregularity {
+            side: color,
+            kind: IrregularityKind::OutOfTurn,
+            detail: format!(
+                "{color} piece moved from {} to {} out of turn",
+                name(tx, from),
+                name(tx, to)
+            ),
+            retake_with: None,
+            squares: vec![square_number(from, v), square_number(to, v)],
+        },
+        Some("RU 1.4.1"),
+    )
 }
 
 /// Flags the move from `from` to `to` that no legal move matches (`ambiguous`: several
@@ -402,16 +412,13 @@ fn resumed_capture(tx: &Tx, hand: &Hand) -> Option<u64> {
     if tx.s.behind {
         return None;
     }
-    let v = tx.s.variant();
     let mut on_board = tx.s.irregularities.iter().filter(|i| i.kind.on_board());
     let (out, None) = (on_board.next()?, on_board.next()) else {
         return None;
     };
-    let stop = hand.placements.first()?;
+    let stop = *hand.placements.first()?;
     (out.kind == IrregularityKind::CaptureIncomplete
-        && out.side == hand.color
-        && out.squares.first() == Some(&square_number(hand.from, v))
-        && out.squares.get(1) == Some(&square_number(*stop, v)))
+        && tx.s.resumed_capture(stop, hand.color) == Some(hand.from))
     .then_some(out.seq)
 }
 
@@ -653,21 +660,7 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
         if Some(side) == mover(tx) {
             return flag_illegal(tx, side, from, to, false);
         }
-        let v = tx.s.variant();
-        return tx.emit(
-            EventKind::Irregularity {
-                side,
-                kind: IrregularityKind::OutOfTurn,
-                detail: format!(
-                    "{side} piece moved from {} to {} out of turn",
-                    name(tx, from),
-                    name(tx, to)
-                ),
-                retake_with: None,
-                squares: vec![square_number(from, v), square_number(to, v)],
-            },
-            Some("RU 1.4.1"),
-        );
+        return flag_out_of_turn(tx, side, from, to);
     }
     settle(tx)
 }
@@ -689,9 +682,9 @@ fn shown_move(tx: &Tx, bits: [u64; 2]) -> Option<(Color, Square, Square)> {
             .filter(|s| bb & s.bit() != 0)
             .collect()
     };
+    let official = [pos.pieces(Color::White), pos.pieces(Color::Black)];
     for side in [Color::White, Color::Black] {
         let (own, other) = (side.index(), (!side).index());
-        let official = [pos.pieces(Color::White), pos.pieces(Color::Black)];
         let gone = official[own] & !bits[own];
         let new = bits[own] & !official[own];
         let (gone, new) = (squares(gone), squares(new));

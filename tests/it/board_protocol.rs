@@ -596,7 +596,7 @@ async fn a_second_board_stream_takes_the_game_over_and_the_first_ends_aborted() 
 /// in step), the press is ruled on by itself; a move from an app is copied onto the board
 /// the same way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_board_is_told_its_target_and_follows_it_with_steps() {
+async fn fmjd_5_4_a_board_is_told_its_target_and_follows_it_with_steps() {
     use pb::arbiter_service_client::ArbiterServiceClient;
     use pb::game_event::Kind as Ev;
     let s = TestServer::start("").await;

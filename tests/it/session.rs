@@ -840,7 +840,7 @@ fn ru_1_5_12_a_wrong_removal_clears_when_the_board_is_right() {
 /// with plain steps, in any order (the captured piece first here), and is in step; its
 /// next lifts and releases are moves again.
 #[test]
-fn a_move_made_in_an_app_is_copied_onto_the_board_in_any_order() {
+fn ru_1_4_6_a_move_made_in_an_app_is_copied_onto_the_board_in_any_order() {
     let mut t = Table::new(
         Variant::Russian,
         Some("10m"),
@@ -918,7 +918,7 @@ fn a_move_made_in_an_app_is_copied_onto_the_board_in_any_order() {
 /// A wrong copy is flagged at once and cleared when the board shows the position; an
 /// arbiter's position is copied the same way, here with one snapshot.
 #[test]
-fn a_wrong_copy_is_flagged_and_a_set_position_is_copied() {
+fn ru_1_4_6_a_wrong_copy_is_flagged_and_a_set_position_is_copied() {
     let mut t = Table::russian();
     t.board(BoardInput::Lift(22));
     t.board(BoardInput::Release(18));
@@ -973,7 +973,7 @@ fn a_wrong_copy_is_flagged_and_a_set_position_is_copied() {
 /// A scanning board's reading that shows a move no legal move explains is flagged as an
 /// illegal move (a capture whose captured pieces are still coming off is not).
 #[test]
-fn a_snapshot_showing_an_illegal_move_is_flagged() {
+fn fmjd_5_4_a_snapshot_showing_an_illegal_move_is_flagged() {
     let mut t = Table::russian();
     let black: Vec<u32> = (1..=12).collect();
     let mut white: Vec<u32> = (21..=32).filter(|&s| s != 22).collect();
