@@ -24,4 +24,5 @@ pub mod notation;
 pub mod rules;
 pub mod server;
 pub mod store;
+pub mod tournament;
 pub mod web;

@@ -56,6 +56,7 @@ mod session;
 mod session_props;
 mod store;
 mod tls;
+mod tournament;
 mod towers;
 mod variants;
 mod variants_orthogonal;
