@@ -411,6 +411,14 @@ impl Session {
                     Some(Ruling::Stands) if out.kind.on_board() => {
                         let pos = parse_fen(fen, v).map_err(|e| bad(e.to_string()))?;
                         let clock_side = self.clock_side();
+                        // Captured pieces still on the board are off the standing
+                        // position but not off the board: they stay there, still to be
+                        // lifted, as the capture's removal goes on (RU 1.5.12-1.5.13).
+                        let left: Vec<(Square, Color, bool)> = self
+                            .pending_removal
+                            .iter()
+                            .filter_map(|&sq| self.physical_piece(sq).map(|(c, k)| (sq, c, k)))
+                            .collect();
                         self.game = Game::new(pos, self.settings.edition);
                         self.touch.bound = None;
                         self.awaiting_press = self
@@ -420,6 +428,13 @@ impl Session {
                         self.physical = pos.to_setup();
                         self.hand = None;
                         self.pending_removal.clear();
+                        for (sq, color, king) in left {
+                            *self.physical.pieces_mut(color) |= sq.bit();
+                            if king {
+                                self.physical.kings |= sq.bit();
+                            }
+                            self.pending_removal.push(sq);
+                        }
                         // What else was on the board is part of what stands.
                         self.irregularities.retain(|i| !i.kind.on_board());
                     }

@@ -140,7 +140,8 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
             let fen = match ruling {
                 Ruling::Stands if out.kind.on_board() => {
                     // What the board shows, a piece still in hand back where it came
-                    // from, captured pieces still on it taken off (they were captured).
+                    // from, captured pieces still on it taken off (they were captured;
+                    // the fold keeps them on the board, still to be lifted).
                     let mut setup = tx.s.physical.clone();
                     let captured = tx.s.pending_removal.iter().fold(0u64, |b, s| b | s.bit());
                     setup.white &= !captured;

@@ -836,6 +836,42 @@ fn ru_1_5_12_a_wrong_removal_clears_when_the_board_is_right() {
     assert_eq!(t.s.clock_side(), Black);
 }
 
+/// A removal out of capture order that stands: the capture stands as made, and the
+/// captured pieces still on the board are still to be lifted (they are off the standing
+/// position, not off the board); the board takes them off as the removal goes on and the
+/// capturer presses.
+#[test]
+fn ru_1_5_13_a_wrong_removal_that_stands_leaves_the_captured_pieces_to_lift() {
+    let mut t = capture_table();
+    t.board(BoardInput::Lift(22));
+    t.board(BoardInput::Place(15));
+    t.board(BoardInput::Release(8));
+    let ev = t.board(BoardInput::Lift(11)); // f6 before d4: out of capture order
+    let (seq, kind) = flagged(&ev)[0];
+    assert_eq!(kind, IrregularityKind::WrongRemoval);
+    t.ok(arb(), rule_on(seq, Ruling::Stands));
+    assert_eq!(t.fen(), "B:W8,29:B12");
+    let view = t.s.board_view();
+    assert!(view.in_step);
+    assert_eq!(view.pending_removal, vec![18]);
+    assert!(view.black.contains(&18), "{view:?}");
+    // The board lifts d4: a removal, nothing flagged, and the removal is complete.
+    let ev = t.board(BoardInput::Lift(18));
+    assert!(flagged(&ev).is_empty(), "{:?}", kinds(&ev));
+    assert!(
+        matches!(
+            ev.last().map(|e| &e.kind),
+            Some(EventKind::RemovalComplete { side: White })
+        ),
+        "{:?}",
+        kinds(&ev)
+    );
+    assert!(t.s.board_view().pending_removal.is_empty());
+    let ev = t.board(BoardInput::ClockPress(White));
+    assert!(flagged(&ev).is_empty(), "{:?}", kinds(&ev));
+    assert_eq!(t.s.clock_side(), Black);
+}
+
 /// The other side's move from an app reaches the board as a target: the board copies it
 /// with plain steps, in any order (the captured piece first here), and is in step; its
 /// next lifts and releases are moves again.

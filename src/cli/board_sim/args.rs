@@ -28,6 +28,11 @@ pub struct BoardSimArgs {
     /// ends the games too).
     #[arg(long, env = "ARBITER_TOKEN")]
     pub token: Option<String>,
+    /// An arbiter's token, for the rulings `--noise` asks for with `--bind` (the board's
+    /// `--token` cannot rule). Without it, bound boards make only the irregularities the
+    /// board itself puts right. Without `--bind`, `--token` is the arbiter's already.
+    #[arg(long, env = "ARBITER_ARBITER_TOKEN", value_name = "TOKEN")]
+    pub arbiter_token: Option<String>,
     /// Play onto this existing game instead of creating one (repeatable): the file's
     /// games selected by `--game` or `--all` are matched to the bound games in order. The
     /// board waits for the arbiter to start a game not started yet, goes on after the
@@ -59,10 +64,11 @@ pub struct BoardSimArgs {
     /// `snapshots` (whole-board readings with their intermediate states, and presses).
     #[arg(long, value_enum, default_value = "events")]
     pub mode: Mode,
-    /// Add noise reproducibly from this seed: jitter, "I adjust", a touch of an
-    /// opponent's piece, a piece lifted and put back, two updates of a scan swapped, a
-    /// press without a move. Each irregularity it makes must be flagged with its rule,
-    /// and nothing else may be.
+    /// Add noise reproducibly from this seed: harmless (jitter, "I adjust", a touch of
+    /// an opponent's piece, a piece lifted and put back, two updates of a scan swapped)
+    /// and irregularities of every kind a board can cause, each flagged with its rule
+    /// (nothing else may be) and brought to an end: ruled corrected and the board
+    /// restored, ruled to stand, or the board put back (see the README).
     #[arg(long)]
     pub noise: Option<u64>,
     /// Play at the record's pace divided by X: the time each move took, from the PDN's

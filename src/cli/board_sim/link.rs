@@ -91,6 +91,9 @@ pub struct Link<'a> {
     pub last_seq: u64,
     /// Irregularities and warnings the judge flagged, not yet matched to an injected one.
     pub flags: Vec<pb::GameEvent>,
+    /// Every event heard since the caller last took them, in seq order (rulings, the
+    /// judge's targets for the board, in step again…).
+    pub heard: Vec<pb::GameEvent>,
     /// The game's end, when the judge recorded it.
     pub finished: Option<pb::GameEvent>,
     /// Whether the game has started.
@@ -161,6 +164,7 @@ impl<'a> Link<'a> {
             rng: Rng::new(seed),
             last_seq: 0,
             flags: Vec::new(),
+            heard: Vec::new(),
             finished: None,
             started: false,
             acks: Vec::new(),
@@ -191,6 +195,9 @@ impl<'a> Link<'a> {
             return false;
         }
         self.last_seq = self.last_seq.max(e.seq);
+        if !matches!(e.kind, Some(EventKind::Resync(_))) {
+            self.heard.push(e.clone());
+        }
         match &e.kind {
             Some(EventKind::IrregularityFlagged(_) | EventKind::WarningIssued(_)) => {
                 self.flags.push(e.clone());
@@ -378,6 +385,29 @@ impl<'a> Link<'a> {
                 }
             }
         }
+    }
+
+    /// Hears every event of the game through `seq` (recorded by someone else, e.g. an
+    /// arbiter's ruling): a heartbeat's acknowledgement comes after every event up to the
+    /// game's last seq.
+    pub async fn hear_through(&mut self, seq: u64) -> Result<(), Lost> {
+        let give_up = Instant::now() + CATCH_UP;
+        while self.last_seq < seq {
+            if Instant::now() >= give_up {
+                return Err(Lost::Retry(format!(
+                    "the events through seq {seq} did not come (heard through {})",
+                    self.last_seq
+                )));
+            }
+            let answer = self
+                .send(Kind::Heartbeat(pb::BoardHeartbeat {}), self.ctx.board_ms(0))
+                .await?;
+            if answer.rejected.is_some() {
+                // A server that does not know heartbeats: the events come by themselves.
+                self.idle(Duration::from_millis(50)).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Waits, heartbeating, until the arbiter starts the game (or it is over).
@@ -618,14 +648,41 @@ impl Ctx<'_> {
     }
 
     pub(super) fn request<T>(&self, msg: T) -> Request<T> {
-        let mut r = Request::new(msg);
-        if let Some(t) = &self.args.token
-            && let Ok(v) = MetadataValue::try_from(format!("Bearer {t}"))
-        {
-            r.metadata_mut().insert("authorization", v);
-        }
-        r
+        authorized(msg, self.args.token.as_deref())
     }
+
+    /// The token an arbiter's ruling is made with: `--arbiter-token`, or without
+    /// `--bind` the `--token` the games were created with; none bound to games an
+    /// arbiter created without `--arbiter-token` (then nothing that needs a ruling is
+    /// made).
+    pub(super) fn arbiter_token(&self) -> Option<&str> {
+        let own = if self.args.bind.is_empty() {
+            self.args.token.as_deref()
+        } else {
+            None
+        };
+        self.args.arbiter_token.as_deref().or(own)
+    }
+
+    /// Whether rulings can be asked for.
+    pub(super) fn rulings(&self) -> bool {
+        self.args.bind.is_empty() || self.args.arbiter_token.is_some()
+    }
+
+    /// A request with the arbiter's token (see [`Ctx::arbiter_token`]).
+    pub(super) fn arbiter_request<T>(&self, msg: T) -> Request<T> {
+        authorized(msg, self.arbiter_token())
+    }
+}
+
+fn authorized<T>(msg: T, token: Option<&str>) -> Request<T> {
+    let mut r = Request::new(msg);
+    if let Some(t) = token
+        && let Ok(v) = MetadataValue::try_from(format!("Bearer {t}"))
+    {
+        r.metadata_mut().insert("authorization", v);
+    }
+    r
 }
 
 #[cfg(test)]

@@ -8,8 +8,14 @@
 //! process by default), sends a heartbeat every second while idle, and reconnects by
 //! itself through restarts and failovers ([`link`]), going on from what the judge
 //! recorded, never sending a move twice.
+//!
+//! With `--noise` it makes every irregularity a board can cause and brings each to an
+//! end ([`incident`]): ruled corrected and the board restored, ruled to stand, or the
+//! board put back; the summary counts them by kind, and a game fails when one was not
+//! flagged with its rule or not brought to an end.
 
 mod args;
+mod incident;
 mod link;
 mod plan;
 
@@ -35,11 +41,12 @@ use crate::notation::pdn::{PdnGame, PdnResult, read_games_bytes};
 use crate::notation::replay::{ReplayNote, game_variant, replay_record, start_position};
 use crate::notation::write_fen;
 use crate::rules::variant::Removal;
-use crate::rules::{Color, Variant};
+use crate::rules::{Bitboard, Color, Variant};
 use crate::server::tls::ClientTls;
+use incident::{Noiser, Tally};
 use link::{Answer, Link, Lost};
 pub use plan::Mode;
-use plan::{Expect, Noise, Ply, Rng, Step, move_plan};
+use plan::{Act, Ending, Expect, Noise, Physical, Ply, Rng, Step, move_plan, pieces};
 
 /// What one game's run gives.
 struct GameReport {
@@ -51,6 +58,8 @@ struct GameReport {
     /// Irregularities the noise made, and how many of them the judge flagged.
     injected: u64,
     flagged: u64,
+    /// The same by kind, with how each ended.
+    tally: Tally,
 }
 
 impl GameReport {
@@ -63,6 +72,7 @@ impl GameReport {
             noise: BTreeMap::new(),
             injected: 0,
             flagged: 0,
+            tally: Tally::default(),
         }
     }
 }
@@ -203,6 +213,7 @@ async fn simulate(args: &BoardSimArgs, chosen: Selected) -> Result<(), String> {
     let mut acks: Vec<Duration> = Vec::new();
     let mut noise: BTreeMap<Noise, u64> = BTreeMap::new();
     let (mut injected, mut flagged) = (0u64, 0u64);
+    let mut tally = Tally::default();
     while let Some((n, report)) = runs.next().await {
         waiting.insert(n, report);
         while let Some(r) = waiting.remove(&next) {
@@ -216,6 +227,7 @@ async fn simulate(args: &BoardSimArgs, chosen: Selected) -> Result<(), String> {
             acks.extend(r.acks);
             injected += r.injected;
             flagged += r.flagged;
+            tally.add(&r.tally);
             for (k, c) in r.noise {
                 *noise.entry(k).or_default() += c;
             }
@@ -229,14 +241,23 @@ async fn simulate(args: &BoardSimArgs, chosen: Selected) -> Result<(), String> {
             .iter()
             .map(|(k, c)| format!("{} {c}", k.name()))
             .collect();
+        let (_, _, ended) = tally.totals();
         out(&format!(
-            "noise: {}; irregularities injected {injected}, flagged with their rule {flagged}",
+            "noise: {}; irregularities injected {injected}, flagged with their rule {flagged}, \
+             brought to an end {ended}",
             if parts.is_empty() {
                 "none".to_string()
             } else {
                 parts.join(", ")
             }
         ));
+        out(&tally.line(args.mode, ctx.rulings()));
+        if !ctx.rulings() {
+            out(
+                "rulings: none (--bind without --arbiter-token): only what the board puts \
+                 right itself is made",
+            );
+        }
     }
     acks.sort_unstable();
     let q = |p: f64| -> f64 {
@@ -256,6 +277,12 @@ async fn simulate(args: &BoardSimArgs, chosen: Selected) -> Result<(), String> {
     );
     if failed > 0 {
         return Err(format!("{failed} of {total} games failed"));
+    }
+    let (made, flagged_all, ended) = tally.totals();
+    if made != flagged_all || flagged_all != ended {
+        return Err(format!(
+            "irregularities: {made} injected, {flagged_all} flagged, {ended} brought to an end"
+        ));
     }
     Ok(())
 }
@@ -394,9 +421,10 @@ async fn play(ctx: &Ctx<'_>, n: usize, game: &PdnGame, bind: Option<&str>) -> Ga
         Ok(p) => p,
         Err(e) => return GameReport::failed(format!("failed: {e}")),
     };
-    let noise = args
-        .noise
-        .map(|s| Rng::new(crate::rules::splitmix(s) ^ (n as u64).wrapping_mul(0x9E37_79B9)));
+    let noise = args.noise.map(|s| {
+        let rng = Rng::new(crate::rules::splitmix(s) ^ (n as u64).wrapping_mul(0x9E37_79B9));
+        Noiser::new(rng, ctx.rulings(), args.mode)
+    });
     let mut report = GameReport::failed(String::new());
     let record = Record {
         n,
@@ -425,13 +453,21 @@ struct Record<'a> {
     start: crate::rules::Position,
 }
 
-/// The moves the judge has recorded, checked against the record's first ones: how many.
-fn agree(g: &pb::Game, moves: &[crate::rules::Move], v: Variant) -> Result<usize, String> {
+/// The moves the judge has recorded, checked against the record's: how many of the
+/// record's plies they make, with the plies `stood` (made by a `stands` ruling, which the
+/// judge's score sheet does not list).
+fn agree(
+    g: &pb::Game,
+    moves: &[crate::rules::Move],
+    v: Variant,
+    stood: &[usize],
+) -> Result<usize, String> {
     let count = usize::try_from(g.move_count).unwrap_or(usize::MAX);
-    if count > moves.len() {
+    let listed: Vec<usize> = (0..moves.len()).filter(|p| !stood.contains(p)).collect();
+    if count > listed.len() {
         return Err(format!(
             "the judge has {count} moves, the record {}",
-            moves.len()
+            listed.len()
         ));
     }
     for (i, played) in g.moves.iter().enumerate() {
@@ -440,8 +476,9 @@ fn agree(g: &pb::Game, moves: &[crate::rules::Move], v: Variant) -> Result<usize
             .as_ref()
             .map(|m| m.path.clone())
             .unwrap_or_default();
-        let want: Vec<u32> = moves
+        let want: Vec<u32> = listed
             .get(i)
+            .and_then(|&p| moves.get(p))
             .map(|m| {
                 m.path()
                     .map(|s| crate::notation::square::square_number(s, v))
@@ -455,7 +492,12 @@ fn agree(g: &pb::Game, moves: &[crate::rules::Move], v: Variant) -> Result<usize
             ));
         }
     }
-    Ok(count)
+    // The plies the judge's moves make, and the stood ones after them.
+    let mut covered = if count == 0 { 0 } else { listed[count - 1] + 1 };
+    while stood.contains(&covered) {
+        covered += 1;
+    }
+    Ok(covered)
 }
 
 /// The rules' game after the record's first `plies` moves.
@@ -472,12 +514,24 @@ fn judge_at(
     judge
 }
 
+/// An irregularity the current ply's incident makes.
+#[derive(Debug, Clone)]
+struct Tag {
+    kind: pb::IrregularityKind,
+    planned: Ending,
+    /// The seq of the judge's flag, once flagged.
+    seq: Option<u64>,
+    /// How it ended, once it did.
+    ended: Option<Ending>,
+}
+
 /// Checks what the judge did with one step (`events`: what the message caused).
 fn check_step(
     link: &mut Link<'_>,
     expect: &Expect,
     events: &[pb::GameEvent],
     what: &str,
+    tags: &mut [Tag],
     report: &mut GameReport,
 ) -> Result<(), String> {
     match expect {
@@ -495,20 +549,304 @@ fn check_step(
                 return Err(format!("{what}: {why}"));
             }
         }
-        Expect::Flag(kind) => {
+        Expect::Flag(kind, tag) => {
             report.injected += 1;
-            if link.take_flag(*kind).is_some() {
-                report.flagged += 1;
-            } else {
+            report.tally.of(*kind).injected += 1;
+            let Some(e) = link.take_flag(*kind) else {
                 return Err(format!(
                     "{what}: the judge did not flag {}",
                     kind.as_str_name()
                 ));
+            };
+            report.flagged += 1;
+            report.tally.of(*kind).flagged += 1;
+            if let Some(t) = tags.get_mut(usize::from(*tag)) {
+                t.seq = Some(e.seq);
             }
         }
     }
     if let Some(e) = link.flags.first() {
         return Err(format!("{what}: flagged without cause: {}", flag_text(e)));
+    }
+    Ok(())
+}
+
+/// Takes in the events the board heard: how the incident's irregularities ended (each
+/// must end as planned), the judge's last target for the board, the hand put aside when
+/// the board is in step again or put back.
+fn absorb(
+    link: &mut Link<'_>,
+    tags: &mut [Tag],
+    board: &mut Physical,
+    target: &mut Option<pb::BoardOutOfStep>,
+) -> Result<(), String> {
+    for e in std::mem::take(&mut link.heard) {
+        match &e.kind {
+            Some(EventKind::IrregularityRuled(r)) => {
+                let ending = match pb::IrregularityRuling::try_from(r.ruling) {
+                    Ok(pb::IrregularityRuling::Corrected) => Ending::Corrected,
+                    Ok(pb::IrregularityRuling::Stands) => Ending::Stands,
+                    _ if r.reason.contains("finished") => Ending::Finished,
+                    _ => Ending::Cleared,
+                };
+                if ending != Ending::Corrected {
+                    board.hand = None;
+                }
+                let Some(t) = tags.iter_mut().find(|t| t.seq == Some(r.irregularity_seq)) else {
+                    continue;
+                };
+                if t.ended.is_some() || ending != t.planned {
+                    return Err(format!(
+                        "irregularity #{} ({}) ended {} [{}], the board planned {}",
+                        r.irregularity_seq,
+                        incident::kind_name(t.kind),
+                        ending.name(),
+                        e.rule,
+                        t.planned.name()
+                    ));
+                }
+                t.ended = Some(ending);
+            }
+            Some(EventKind::BoardOutOfStep(o)) => *target = Some(o.clone()),
+            Some(EventKind::BoardInStep(_)) => board.hand = None,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The position (white, black) a judge's target for the board shows.
+fn target_pieces(v: Variant, o: &pb::BoardOutOfStep) -> (Bitboard, Bitboard) {
+    let bits = |list: &[u32]| list.iter().fold(0, |b, &s| b | plan::sq_bit(v, s));
+    let clear = bits(&o.to_clear);
+    let (mut w, mut b) = (bits(&o.white) & !clear, bits(&o.black) & !clear);
+    for p in &o.to_fill {
+        if p.side == pb::Side::Black as i32 {
+            b |= plan::sq_bit(v, p.square);
+        } else {
+            w |= plan::sq_bit(v, p.square);
+        }
+    }
+    (w, b)
+}
+
+/// The steps that bring the board back: to the judge's target after a `corrected`
+/// ruling (which must be `official`, and must start from the board as it is), or to
+/// `official` put back by the players; with a wrong copy on the way where one is planned
+/// and a piece is carried.
+fn back_steps(
+    v: Variant,
+    mode: Mode,
+    board: &Physical,
+    act: &Act,
+    target: &mut Option<pb::BoardOutOfStep>,
+    rng: &mut Rng,
+) -> Result<Vec<Step>, String> {
+    let (official, wrong_copy) = match act {
+        Act::Restore {
+            official,
+            wrong_copy,
+        } => {
+            let Some(o) = target.take() else {
+                return Err("the judge gave the board no target after the ruling".into());
+            };
+            let shown = (
+                o.white.iter().fold(0, |b, &s| b | plan::sq_bit(v, s)),
+                o.black.iter().fold(0, |b, &s| b | plan::sq_bit(v, s)),
+            );
+            if shown != board.pieces() {
+                return Err(format!(
+                    "the judge's picture of the board (white {:?}, black {:?}) is not the \
+                     board's (white {:?}, black {:?})",
+                    o.white,
+                    o.black,
+                    plan::numbers(v, board.white),
+                    plan::numbers(v, board.black)
+                ));
+            }
+            if o.cause != pb::BoardFollowCause::Corrected as i32
+                || target_pieces(v, &o) != *official
+            {
+                return Err(format!(
+                    "the judge's target (clear {:?}, fill {:?}, cause {}) is not the position \
+                     before the irregularity",
+                    o.to_clear,
+                    o.to_fill.iter().map(|p| p.square).collect::<Vec<_>>(),
+                    o.cause
+                ));
+            }
+            (*official, *wrong_copy)
+        }
+        Act::PutBack { official } => (*official, None),
+        _ => return Ok(Vec::new()),
+    };
+    let kinds = plan::steps_to(v, mode, board, official, rng)?;
+    let carried = kinds.iter().enumerate().position(|(i, k)| {
+        matches!(k, Kind::Release(_)) && i > 0 && matches!(kinds[i - 1], Kind::Lift(_))
+    });
+    let (Some((tag, ending)), Some(j)) = (wrong_copy, carried) else {
+        return Ok(kinds.into_iter().map(Step::quiet).collect());
+    };
+    // The piece carried first goes down where the official position has none of its
+    // colour: a wrong copy.
+    let mut shown = board.clone();
+    for k in &kinds[..j] {
+        shown.apply(v, k);
+    }
+    let Some((colour, _)) = shown.hand else {
+        return Ok(kinds.into_iter().map(Step::quiet).collect());
+    };
+    let theirs = match colour {
+        Color::White => official.0,
+        Color::Black => official.1,
+    };
+    let free = !(shown.white | shown.black) & !theirs & !(official.0 | official.1);
+    let squares = plan::numbers(v, free);
+    let Some(wrong) = rng.pick(&squares) else {
+        return Ok(kinds.into_iter().map(Step::quiet).collect());
+    };
+    let mut steps: Vec<Step> = kinds[..j].iter().cloned().map(Step::quiet).collect();
+    steps.push(Step::send(
+        Kind::Release(plan::square(wrong)),
+        Expect::Flag(pb::IrregularityKind::WrongCopy, tag),
+    ));
+    match ending {
+        Ending::Corrected => {
+            steps.push(Step::act(Act::Rule {
+                tag,
+                ruling: Ending::Corrected,
+            }));
+            steps.push(Step::act(Act::Restore {
+                official,
+                wrong_copy: None,
+            }));
+        }
+        _ => steps.push(Step::act(Act::PutBack { official })),
+    }
+    Ok(steps)
+}
+
+/// The arbiter's ruling on irregularity `seq`; the last seq it recorded. A ruling that
+/// may have been recorded before the connection broke is asked about, not repeated.
+async fn rule_on(
+    ctx: &Ctx<'_>,
+    server: &str,
+    id: &str,
+    seq: u64,
+    kind: pb::IrregularityKind,
+    ruling: Ending,
+) -> Result<u64, String> {
+    let give_up = Instant::now() + ctx.reconnect_for;
+    let pb_ruling = match ruling {
+        Ending::Stands => pb::IrregularityRuling::Stands,
+        _ => pb::IrregularityRuling::Corrected,
+    };
+    loop {
+        let request = pb::RuleOnIrregularityRequest {
+            game_id: id.to_string(),
+            irregularity_seq: seq,
+            ruling: pb_ruling as i32,
+            reason: format!(
+                "board-sim --noise: {} {}",
+                incident::kind_name(kind).to_lowercase().replace('_', " "),
+                ruling.name()
+            ),
+            rule: String::new(),
+        };
+        let answer = ArbiterServiceClient::new(ctx.channel(server)?)
+            .rule_on_irregularity(ctx.arbiter_request(request))
+            .await;
+        match answer {
+            Ok(r) => {
+                let r = r.into_inner();
+                let ruled = r.events.iter().any(|e| {
+                    matches!(&e.kind, Some(EventKind::IrregularityRuled(x))
+                        if x.irregularity_seq == seq && x.ruling == pb_ruling as i32)
+                });
+                if !ruled {
+                    return Err(format!(
+                        "the ruling on #{seq} recorded no IrregularityRuled"
+                    ));
+                }
+                return Ok(r.events.iter().map(|e| e.seq).max().unwrap_or(seq));
+            }
+            Err(s)
+                if matches!(
+                    s.code(),
+                    tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+                ) && Instant::now() < give_up =>
+            {
+                if let Ok(g) = official(ctx, server, id).await
+                    && !g.pending_irregularities.iter().any(|p| p.seq == seq)
+                {
+                    return Ok(g.last_seq);
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(s) => {
+                return Err(format!(
+                    "rule {} on #{seq} ({}): {}",
+                    ruling.name(),
+                    incident::kind_name(kind),
+                    status_line(&s)
+                ));
+            }
+        }
+    }
+}
+
+/// After a ply with an incident: every irregularity it made was brought to an end as
+/// planned, and the judge agrees with the board: nothing of it outstanding, the board in
+/// step with the picture the board has of itself, and the official position the
+/// record's (`want`).
+async fn check_incident(
+    ctx: &Ctx<'_>,
+    server: &str,
+    id: &str,
+    v: Variant,
+    tags: &[Tag],
+    board: &Physical,
+    want: &crate::rules::Position,
+) -> Result<(), String> {
+    if let Some(t) = tags.iter().find(|t| t.seq.is_some() && t.ended.is_none()) {
+        return Err(format!(
+            "irregularity #{} ({}) was not brought to an end (planned: {})",
+            t.seq.unwrap_or(0),
+            incident::kind_name(t.kind),
+            t.planned.name()
+        ));
+    }
+    let g = official(ctx, server, id).await?;
+    let ours: Vec<u64> = tags.iter().filter_map(|t| t.seq).collect();
+    if let Some(p) = g
+        .pending_irregularities
+        .iter()
+        .find(|p| ours.contains(&p.seq))
+    {
+        return Err(format!("irregularity #{} still outstanding", p.seq));
+    }
+    let view = g.board_view.clone().unwrap_or_default();
+    let judged = Physical::from_view(v, &view);
+    if !view.in_step || judged.pieces() != board.pieces() || judged.pending != board.pending {
+        return Err(format!(
+            "the judge's picture of the board (in step {}, white {:?}, black {:?}, to lift \
+             {:?}) is not the board's (white {:?}, black {:?}, to lift {:?})",
+            view.in_step,
+            view.white,
+            view.black,
+            view.pending_removal,
+            plan::numbers(v, board.white),
+            plan::numbers(v, board.black),
+            board.pending
+        ));
+    }
+    let pos = crate::notation::parse_fen(&g.fen, v).map_err(|e| format!("the judge's FEN: {e}"))?;
+    if pieces(&pos) != pieces(want) || pos.kings() != want.kings() || pos.turn() != want.turn() {
+        return Err(format!(
+            "the judge's position {} is not the record's {}",
+            g.fen,
+            write_fen(want)
+        ));
     }
     Ok(())
 }
@@ -548,7 +886,7 @@ async fn drive(
     ctx: &Ctx<'_>,
     rec: &Record<'_>,
     bind: Option<&str>,
-    mut noise: Option<Rng>,
+    mut noise: Option<Noiser>,
     report: &mut GameReport,
 ) -> Result<String, String> {
     let args = ctx.args;
@@ -626,7 +964,19 @@ async fn drive(
     };
     // Where the judge stands: the moves it has recorded must be the record's first ones,
     // and the board goes on with the next.
-    let mut ply = agree(&bound.game, &moves, variant).map_err(|e| format!("failed: {e}"))?;
+    let mut stood: Vec<usize> = Vec::new();
+    let mut ply =
+        agree(&bound.game, &moves, variant, &stood).map_err(|e| format!("failed: {e}"))?;
+    // The board as it knows itself, from the judge's picture when it binds.
+    let mut board = bound.game.board_view.as_ref().map_or_else(
+        || Physical::of(positions.get(ply).unwrap_or(&start)),
+        |view| Physical::from_view(variant, view),
+    );
+    let mut target: Option<pb::BoardOutOfStep> = None;
+    let mut tags: Vec<Tag> = Vec::new();
+    let mut ply_plies = 1usize;
+    let mut ply_stood: Vec<usize> = Vec::new();
+    let mut fallback = Rng::new(seed);
     let expected = recorded_result(game);
     let spent = spent_per_ply(game, start.turn());
     // The rules' game beside the judge's: its legal moves are what a reading must not
@@ -638,7 +988,6 @@ async fn drive(
     // longer holds what the board had sent).
     let mut steps: Vec<Step> = Vec::new();
     let mut planned = false;
-    let mut press_at = usize::MAX;
     let mut k = 0usize;
     let mut in_flight = false;
     let mut resumed = false;
@@ -688,6 +1037,8 @@ async fn drive(
                         mv: &moves[ply],
                         legal: &legal,
                         timed,
+                        next: moves.get(ply + 1),
+                        left: plies - ply - 1,
                     },
                     args.mode,
                     noise.as_mut(),
@@ -696,25 +1047,43 @@ async fn drive(
                     *report.noise.entry(*kind).or_default() += 1;
                 }
                 steps = mv_plan.steps;
-                press_at = steps.len();
-                if timed {
-                    steps.push(Step {
-                        kind: Kind::ClockPress(pb::BoardClockPress {
-                            side: side_pb(before.turn()),
-                        }),
-                        expect: Expect::Nothing,
-                        jitter_ms: 0,
-                    });
-                }
+                tags = mv_plan
+                    .tags
+                    .iter()
+                    .map(|&(kind, planned)| Tag {
+                        kind,
+                        planned,
+                        seq: None,
+                        ended: None,
+                    })
+                    .collect();
+                ply_plies = mv_plan.plies;
+                ply_stood = mv_plan.stood;
                 planned = true;
                 k = 0;
                 None
             })
-        } else if k >= steps.len() || (k == press_at && link.finished.is_some()) {
-            // The ply is done (the game's end leaves the press out).
-            let _ = judge.play(&moves[ply]);
+        } else if k >= steps.len() {
+            // The ply is done: what the noise made is over, and the judge agrees.
+            if !tags.is_empty() {
+                let want = positions.get(ply + ply_plies).unwrap_or(&start);
+                let checked =
+                    check_incident(ctx, link.target(), &id, variant, &tags, &board, want).await;
+                if let Err(e) = checked {
+                    break Err(diverged(e));
+                }
+                for t in tags.drain(..) {
+                    if let Some(e) = t.ended {
+                        *report.tally.of(t.kind).ended.entry(e).or_default() += 1;
+                    }
+                }
+            }
+            for mv in moves.iter().skip(ply).take(ply_plies) {
+                let _ = judge.play(mv);
+            }
+            stood.extend(ply_stood.iter().map(|o| ply + o));
             if let Some(end) = &link.finished {
-                if ply + 1 < plies {
+                if ply + ply_plies < plies {
                     break Err(diverged(format!(
                         "the judge ended the game after it [{}]",
                         end.rule
@@ -722,15 +1091,55 @@ async fn drive(
                 }
                 break Ok(());
             }
-            ply += 1;
+            ply += ply_plies;
             planned = false;
             resumed = false;
             restarted = false;
             continue;
+        } else if link.finished.is_some()
+            && steps[..k]
+                .iter()
+                .any(|s| matches!(s.expect, Expect::Move(_)))
+        {
+            // The move ended the game: what would follow it (its removals, the press)
+            // is left out.
+            k = steps.len();
+            continue;
+        } else if let Act::Rule { tag, ruling } = steps[k].act {
+            let Some(t) = tags.get(usize::from(tag)).cloned() else {
+                break Err(diverged(format!(
+                    "a ruling on irregularity {tag}, which the plan does not make"
+                )));
+            };
+            let Some(seq) = t.seq else {
+                break Err(diverged(format!(
+                    "a ruling on {} before it was flagged",
+                    incident::kind_name(t.kind)
+                )));
+            };
+            // Only a target that follows this ruling counts.
+            target = None;
+            let last = match rule_on(ctx, link.target(), &id, seq, t.kind, ruling).await {
+                Ok(last) => last,
+                Err(e) => break Err(diverged(e)),
+            };
+            k += 1;
+            link.hear_through(last).await.map(|()| None)
+        } else if matches!(steps[k].act, Act::Restore { .. } | Act::PutBack { .. }) {
+            let rng = noise.as_mut().map_or(&mut fallback, |nz| &mut nz.rng);
+            match back_steps(variant, args.mode, &board, &steps[k].act, &mut target, rng) {
+                Ok(more) => {
+                    steps.splice(k + 1..k + 1, more);
+                    k += 1;
+                    continue;
+                }
+                Err(e) => break Err(diverged(e)),
+            }
         } else {
-            if k == press_at
+            let is_press = matches!(steps[k].act, Act::Press(_));
+            if is_press
                 && bind.is_none()
-                && ply + 1 == plies
+                && ply + ply_plies == plies
                 && expected == PdnResult::Draw
                 && !offered
             {
@@ -747,20 +1156,31 @@ async fn drive(
                 offered = true;
             }
             let step = &steps[k];
-            let what = describe_step(&step.kind);
+            let kind = match &step.act {
+                Act::Send(kind) => kind.clone(),
+                Act::Press(side) => plan::press(*side),
+                _ => Kind::Heartbeat(pb::BoardHeartbeat {}),
+            };
+            let what = describe_step(&kind);
             in_flight = true;
-            link.send(step.kind.clone(), ctx.board_ms(step.jitter_ms))
+            link.send(kind, ctx.board_ms(step.jitter_ms))
                 .await
                 .map(|a| Some((a, what)))
         };
         match outcome {
-            Ok(None) => {}
+            Ok(None) => {
+                if let Err(e) = absorb(&mut link, &mut tags, &mut board, &mut target) {
+                    break Err(diverged(e));
+                }
+            }
             Ok(Some((answer, what))) => {
                 in_flight = false;
                 if let Some(r) = answer.rejected {
-                    if resumed && !restarted && r.message.contains("out of step") {
+                    if resumed && !restarted && tags.is_empty() && r.message.contains("out of step")
+                    {
                         // The judge does not hold what the board had sent of this ply
-                        // before the stream broke: the move again from its start.
+                        // before the stream broke: the move again from its start (not
+                        // an irregularity's cycle: it would be made twice).
                         eprintln!(
                             "board-sim: game {n}: {what} refused after the reconnection \
                              ({}); ply {} again from its start",
@@ -777,7 +1197,13 @@ async fn drive(
                     )));
                 }
                 let expect = steps[k].expect.clone();
-                if let Err(e) = check_step(&mut link, &expect, &answer.events, &what, report) {
+                if let Err(e) =
+                    check_step(&mut link, &expect, &answer.events, &what, &mut tags, report)
+                {
+                    break Err(diverged(e));
+                }
+                took(variant, &mut board, &steps[k], &answer.events);
+                if let Err(e) = absorb(&mut link, &mut tags, &mut board, &mut target) {
                     break Err(diverged(e));
                 }
                 k += 1;
@@ -800,12 +1226,25 @@ async fn drive(
                     in_flight = false;
                     if b.missed.iter().any(link::from_board) {
                         let expect = steps[k].expect.clone();
-                        let what = describe_step(&steps[k].kind);
-                        if let Err(e) = check_step(&mut link, &expect, &b.missed, &what, report) {
+                        let what = match &steps[k].act {
+                            Act::Send(kind) => describe_step(kind),
+                            _ => "clock press".into(),
+                        };
+                        if let Err(e) =
+                            check_step(&mut link, &expect, &b.missed, &what, &mut tags, report)
+                        {
                             break Err(diverged(e));
                         }
                         k += 1;
                     }
+                }
+                // The board shows what the judge's picture of it says (the bound Game is
+                // the state after the events replayed).
+                if let Some(view) = &b.game.board_view {
+                    board = Physical::from_view(variant, view);
+                }
+                if let Err(e) = absorb(&mut link, &mut tags, &mut board, &mut target) {
+                    break Err(diverged(e));
                 }
                 let made = usize::from(
                     planned
@@ -813,7 +1252,7 @@ async fn drive(
                             .iter()
                             .any(|s| matches!(s.expect, Expect::Move(_))),
                 );
-                let m = match agree(&b.game, &moves, variant) {
+                let m = match agree(&b.game, &moves, variant, &stood) {
                     Ok(m) => m,
                     Err(e) => break Err(diverged(e)),
                 };
@@ -824,11 +1263,13 @@ async fn drive(
                 }
                 if m != ply + made {
                     // Someone else moved, or the message's fate was not what the board
-                    // thought: go on from the judge's moves.
+                    // thought: go on from the judge's moves (an irregularity the noise
+                    // made stays for the end's check to find).
                     ply = m;
                     judge = judge_at(start, edition, &moves, ply);
                     planned = false;
                     restarted = false;
+                    tags.clear();
                 } else {
                     resumed = true;
                 }
@@ -870,6 +1311,23 @@ async fn drive(
     let official = official(ctx, &server, &id)
         .await
         .map_err(|e| format!("failed: {e}"))?;
+    if !official.pending_irregularities.is_empty() {
+        let list: Vec<String> = official
+            .pending_irregularities
+            .iter()
+            .map(|p| {
+                format!(
+                    "#{} {}",
+                    p.seq,
+                    pb::IrregularityKind::try_from(p.kind).map_or("?", incident::kind_name)
+                )
+            })
+            .collect();
+        return Err(format!(
+            "failed: irregularities still outstanding at the end: {}",
+            list.join(", ")
+        ));
+    }
     let fen = write_fen(final_pos);
     if official.fen != fen {
         return Err(format!(
@@ -902,10 +1360,39 @@ async fn drive(
     if !notes.is_empty() {
         line.push_str(&format!("; note: {}", notes.join("; ")));
     }
+    if !stood.is_empty() {
+        line.push_str(&format!(
+            "; {} stood by ruling (FMJD 5.4)",
+            match stood.len() {
+                1 => "1 ply".to_string(),
+                k => format!("{k} plies"),
+            }
+        ));
+    }
     if reconnects > 0 {
         line.push_str(&format!("; reconnected {reconnects} times"));
     }
     Ok(line)
+}
+
+/// What a board message the judge took did to the board, as the board knows itself: a
+/// move made at a release leaves its captured pieces on the board, to be lifted.
+fn took(v: Variant, board: &mut Physical, step: &Step, events: &[pb::GameEvent]) {
+    let Act::Send(kind) = &step.act else {
+        return;
+    };
+    board.apply(v, kind);
+    if matches!(kind, Kind::Release(_)) {
+        for e in events {
+            if let Some(EventKind::MovePlayed(m)) = &e.kind {
+                board.pending = m
+                    .r#move
+                    .as_ref()
+                    .map(|m| m.captured.clone())
+                    .unwrap_or_default();
+            }
+        }
+    }
 }
 
 /// Records the result the record gives with the arbiter's token (a game the simulator
