@@ -356,6 +356,9 @@ pub enum EventKind {
         numbers: Vec<u32>,
         /// Lot, rating or hall.
         source: NumbersSource,
+        /// Swiss: whether pairing number 1 has White in round 1, drawn by lot (T 2).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        top_white: Option<bool>,
     },
     /// A round was paired (T 1), its openings drawn (T 3) and its games named.
     RoundPaired {

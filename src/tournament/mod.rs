@@ -17,6 +17,7 @@ mod error;
 mod event;
 pub mod lot;
 mod state;
+pub mod swiss;
 pub mod trf;
 
 pub use command::{Command, GivenPairings};

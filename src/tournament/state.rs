@@ -53,6 +53,7 @@ pub struct Tournament {
     /// Player ids by pairing number, once given.
     numbers: Vec<u32>,
     numbers_source: Option<NumbersSource>,
+    top_white: Option<bool>,
     sealed: Option<Seed>,
     revealed: Vec<Seed>,
     rounds: Vec<RoundState>,
@@ -105,6 +106,11 @@ impl Tournament {
     /// Player ids by pairing number (empty until given), and how they were given.
     pub fn numbers(&self) -> (&[u32], Option<&NumbersSource>) {
         (&self.numbers, self.numbers_source.as_ref())
+    }
+
+    /// Swiss: whether pairing number 1 has White in round 1 (drawn by lot, T 2).
+    pub fn top_white(&self) -> Option<bool> {
+        self.top_white
     }
 
     /// The hash of the sealed seed the next draw uses (T 2), published before it.
@@ -238,7 +244,11 @@ impl Tournament {
                     .ok_or_else(|| format!("no player {player}"))?;
                 p.withdrawn_from = Some(*from_round);
             }
-            EventKind::NumbersGiven { numbers, source } => {
+            EventKind::NumbersGiven {
+                numbers,
+                source,
+                top_white,
+            } => {
                 for (i, id) in numbers.iter().enumerate() {
                     let p = self
                         .players
@@ -248,6 +258,7 @@ impl Tournament {
                 }
                 self.numbers = numbers.clone();
                 self.numbers_source = Some(source.clone());
+                self.top_white = *top_white;
             }
             EventKind::RoundPaired {
                 round,
@@ -484,16 +495,11 @@ impl Tournament {
             return Ok(vec![EventKind::NumbersGiven {
                 numbers: order.to_vec(),
                 source: NumbersSource::Hall,
+                top_white: None,
             }]);
         }
         let numbers = self.numbers_by_rule(&active);
-        let lot = matches!(
-            numbers,
-            EventKind::NumbersGiven {
-                source: NumbersSource::Lot,
-                ..
-            }
-        );
+        let lot = drew_lot(&numbers);
         let mut events = vec![numbers];
         if lot {
             events.push(self.reveal(next_seed));
@@ -513,6 +519,7 @@ impl Tournament {
                 EventKind::NumbersGiven {
                     numbers: order.into_iter().map(|i| active[i]).collect(),
                     source: NumbersSource::Lot,
+                    top_white: None,
                 }
             }
             System::Swiss | System::Manual => {
@@ -529,9 +536,12 @@ impl Tournament {
                         .then(pa.entrant.name.cmp(&pb.entrant.name))
                         .then(a.cmp(b))
                 });
+                // The lot decides number 1's colour in round 1 (T 2).
+                let seed = self.sealed.expect("a created tournament has a sealed seed");
                 EventKind::NumbersGiven {
                     numbers: order,
                     source: NumbersSource::Rating,
+                    top_white: Some(seed.draw("first-colour").below(2) == 0),
                 }
             }
         }
@@ -604,13 +614,7 @@ impl Tournament {
                 .by("T 1"));
             }
             let kind = t.numbers_by_rule(&active);
-            lot |= matches!(
-                kind,
-                EventKind::NumbersGiven {
-                    source: NumbersSource::Lot,
-                    ..
-                }
-            );
+            lot |= drew_lot(&kind);
             t.apply(&TournamentEvent {
                 at_ms: 0,
                 kind: kind.clone(),
@@ -803,12 +807,19 @@ impl Tournament {
         Ok(())
     }
 
-    /// The round in which `a` and `b` met, if they did.
+    /// The round in which `a` and `b` played each other, if they did (a pairing decided
+    /// by forfeit or default was not played, and may be paired again, as the Swiss
+    /// engines count it).
     pub fn met(&self, a: u32, b: u32) -> Option<u32> {
         self.rounds.iter().find_map(|r| {
             r.pairings
                 .iter()
-                .any(|p| (p.white == a && p.black == b) || (p.white == b && p.black == a))
+                .any(|p| {
+                    ((p.white == a && p.black == b) || (p.white == b && p.black == a))
+                        && p.games
+                            .iter()
+                            .any(|g| g.outcome.is_none_or(|o| o.kind == ResultKind::Played))
+                })
                 .then_some(r.number)
         })
     }
@@ -1037,6 +1048,20 @@ fn title_rank(title: &str) -> u8 {
         None if title.trim().is_empty() => u8::MAX,
         None => ORDER.len() as u8,
     }
+}
+
+/// Whether giving these numbers drew by lot (the numbers, or number 1's colour).
+fn drew_lot(numbers: &EventKind) -> bool {
+    matches!(
+        numbers,
+        EventKind::NumbersGiven {
+            source: NumbersSource::Lot,
+            ..
+        } | EventKind::NumbersGiven {
+            top_white: Some(_),
+            ..
+        }
+    )
 }
 
 fn ids(list: &[u32]) -> String {

@@ -46,10 +46,13 @@ fn err(line: usize, column: usize, message: impl Into<String>) -> TrfError {
 }
 
 /// One player's result in a round, as TRF writes it.
-struct Cell {
-    opponent: u32,
-    colour: char,
-    result: char,
+pub(crate) struct Cell {
+    /// The opponent's pairing number; 0 for none (a bye, not in the round).
+    pub opponent: u32,
+    /// `w`, `b`, or `-` without an opponent.
+    pub colour: char,
+    /// `1`, `=`, `0`, `+`, `-`, a bye code (`U`, `H`, `Z`), or ` ` not yet known.
+    pub result: char,
 }
 
 /// The tournament as TRF-16, with the rounds paired so far (a round paired and not
@@ -71,6 +74,10 @@ pub fn write_trf(t: &Tournament) -> String {
     let _ = writeln!(out, "072 {rated}");
     let _ = writeln!(out, "092 {}", c.system.name());
     let _ = writeln!(out, "XXR {}", t.total_rounds());
+    if let Some(white) = t.top_white() {
+        // bbpPairings' and JaVaFo's record of the lot's colour for number 1 (T 2).
+        let _ = writeln!(out, "XXC {}", if white { "white1" } else { "black1" });
+    }
     let rounds = t.rounds();
     for (i, id) in numbers.iter().enumerate() {
         let Some(p) = t.player(*id) else { continue };
@@ -100,11 +107,15 @@ pub fn write_trf(t: &Tournament) -> String {
             i + 1
         );
         for cell in cells {
-            let _ = write!(
-                line,
-                "  {:>4} {} {}",
-                cell.opponent, cell.colour, cell.result
-            );
+            if cell.opponent == 0 && cell.result == ' ' {
+                line.push_str(&" ".repeat(10));
+            } else {
+                let _ = write!(
+                    line,
+                    "  {:>4} {} {}",
+                    cell.opponent, cell.colour, cell.result
+                );
+            }
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
@@ -112,7 +123,7 @@ pub fn write_trf(t: &Tournament) -> String {
 }
 
 /// A player's cell for round `round`: opponent's pairing number (0 none), colour, result.
-fn cell(t: &Tournament, round: u32, id: u32) -> Cell {
+pub(crate) fn cell(t: &Tournament, round: u32, id: u32) -> Cell {
     let none = |result| Cell {
         opponent: 0,
         colour: '-',
@@ -130,8 +141,9 @@ fn cell(t: &Tournament, round: u32, id: u32) -> Cell {
         });
     }
     let Some(p) = r.pairings.iter().find(|p| p.white == id || p.black == id) else {
-        // Not in the round (withdrawn, or entered after it).
-        return none('-');
+        // Not in the round (withdrawn, or entered after it): a blank cell, as TRF leaves
+        // a round a player was not paired in.
+        return none(' ');
     };
     let white = p.white == id;
     let opponent_id = if white { p.black } else { p.white };

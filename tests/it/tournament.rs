@@ -222,7 +222,10 @@ fn t_2_round_robin_numbers_drawn_by_lot_and_checkable() {
     let mut r = Run::new(config(System::RoundRobin, 0, None, 1), 6);
     let published = r.t.commitment().expect("a sealed seed");
     let events = r.pair(1);
-    let EventKind::NumbersGiven { numbers, source } = &events[0].kind else {
+    let EventKind::NumbersGiven {
+        numbers, source, ..
+    } = &events[0].kind
+    else {
         panic!("numbers first: {events:?}");
     };
     assert_eq!(source, &NumbersSource::Lot);
