@@ -453,6 +453,24 @@ impl Tournament {
         }])
     }
 
+    /// The players not withdrawn, in entry order: at least two, to `doing` (T 1).
+    fn field(&self, doing: &str) -> Result<Vec<u32>, TournamentError> {
+        let active: Vec<u32> = self
+            .players
+            .iter()
+            .filter(|p| p.withdrawn_from.is_none())
+            .map(|p| p.id)
+            .collect();
+        if active.len() < 2 {
+            return Err(TournamentError::invalid(format!(
+                "players: {} to {doing}; an event needs at least 2",
+                active.len()
+            ))
+            .by("T 1"));
+        }
+        Ok(active)
+    }
+
     fn number_players(
         &self,
         hall: Option<&[u32]>,
@@ -470,18 +488,7 @@ impl Tournament {
                 Some("T 2"),
             ));
         }
-        let active: Vec<u32> = self
-            .players
-            .iter()
-            .filter(|p| p.withdrawn_from.is_none())
-            .map(|p| p.id)
-            .collect();
-        if active.len() < 2 {
-            return Err(TournamentError::invalid(format!(
-                "players: {} to number; an event needs at least 2",
-                active.len()
-            )));
-        }
+        let active = self.field("number")?;
         if let Some(order) = hall {
             let given: BTreeSet<u32> = order.iter().copied().collect();
             let want: BTreeSet<u32> = active.iter().copied().collect();
@@ -600,19 +607,7 @@ impl Tournament {
         let mut lot = false;
         let mut t = self.clone();
         if t.numbers.is_empty() {
-            let active: Vec<u32> = t
-                .players
-                .iter()
-                .filter(|p| p.withdrawn_from.is_none())
-                .map(|p| p.id)
-                .collect();
-            if active.len() < 2 {
-                return Err(TournamentError::invalid(format!(
-                    "players: {} to pair; an event needs at least 2",
-                    active.len()
-                ))
-                .by("T 1"));
-            }
+            let active = t.field("pair")?;
             let kind = t.numbers_by_rule(&active);
             lot |= drew_lot(&kind);
             t.apply(&TournamentEvent {

@@ -979,8 +979,8 @@ mod tests {
             };
             let mut a = Noiser::new(Rng::new(seed), true, Mode::Events);
             let mut b = Noiser::new(Rng::new(seed), true, Mode::Events);
-            let pa = super::super::plan::move_plan(&ply, Mode::Events, Some(&mut a));
-            let pb = super::super::plan::move_plan(&ply, Mode::Events, Some(&mut b));
+            let pa = super::super::compose::move_plan(&ply, Mode::Events, Some(&mut a));
+            let pb = super::super::compose::move_plan(&ply, Mode::Events, Some(&mut b));
             assert_eq!(pa.steps, pb.steps);
             assert_eq!(pa.tags, pb.tags);
         }

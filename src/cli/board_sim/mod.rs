@@ -15,6 +15,7 @@
 //! flagged with its rule or not brought to an end.
 
 mod args;
+mod compose;
 mod incident;
 mod link;
 mod plan;
@@ -43,10 +44,11 @@ use crate::notation::write_fen;
 use crate::rules::variant::Removal;
 use crate::rules::{Bitboard, Color, Variant};
 use crate::server::tls::ClientTls;
+use compose::move_plan;
 use incident::{Noiser, Tally};
 use link::{Answer, Link, Lost};
 pub use plan::Mode;
-use plan::{Act, Ending, Expect, Noise, Physical, Ply, Rng, Step, move_plan, pieces};
+use plan::{Act, Ending, Expect, Noise, Physical, Ply, Rng, Step, pieces};
 
 /// What one game's run gives.
 struct GameReport {

@@ -1,17 +1,16 @@
 //! What a simulated electronic board sends for one recorded move: a pure function of the
 //! position, the move, the mode and the noise generator, so every plan is reproducible
 //! from its seed and testable without a server. The irregularities `--noise` makes, and
-//! how each is brought to an end, are planned in [`super::incident`]; this module has the
-//! move's own messages, the harmless noise, the board's own picture of itself
-//! ([`Physical`]) and the steps that take the board from what it shows to a target.
+//! how each is brought to an end, are planned in [`super::incident`], and the two are put
+//! together for a ply in [`super::compose`]; this module has the move's own messages, the
+//! harmless noise, the board's own picture of itself ([`Physical`]) and the steps that
+//! take the board from what it shows to a target.
 
 use crate::api::pb;
 use crate::api::pb::board_message::Kind;
 use crate::notation::square::square_number;
 use crate::rules::variant::CaptureChoice;
 use crate::rules::{Bitboard, Color, Move, Position, Variant};
-
-use super::incident::{self, Noiser};
 
 /// How the board reports what happens on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -244,7 +243,7 @@ pub struct Ply<'a> {
     pub left: usize,
 }
 
-fn n(v: Variant, sq: crate::rules::Square) -> u32 {
+pub(super) fn n(v: Variant, sq: crate::rules::Square) -> u32 {
     square_number(sq, v)
 }
 
@@ -321,7 +320,7 @@ pub fn breaks_order(v: Variant, captured: &[u32], order: &[u32]) -> Vec<bool> {
 }
 
 /// The harmless noise before a move: at most one of the unusual things, by chance.
-fn pre_noise(rng: &mut Rng, mode: Mode) -> Option<Noise> {
+pub(super) fn pre_noise(rng: &mut Rng, mode: Mode) -> Option<Noise> {
     let r = rng.below(1000);
     match (r, mode) {
         (0..60, _) => Some(Noise::Adjust),
@@ -332,7 +331,11 @@ fn pre_noise(rng: &mut Rng, mode: Mode) -> Option<Noise> {
 }
 
 /// A piece of `side` other than the one on `except`, if there is one.
-fn other_piece(pos: &Position, side: Color, except: crate::rules::Square) -> Option<u32> {
+pub(super) fn other_piece(
+    pos: &Position,
+    side: Color,
+    except: crate::rules::Square,
+) -> Option<u32> {
     let v = pos.variant();
     let bits = pos.pieces(side) & !except.bit();
     numbers(v, bits).first().copied()
@@ -340,7 +343,7 @@ fn other_piece(pos: &Position, side: Color, except: crate::rules::Square) -> Opt
 
 /// A piece of `side` on `piece` lifted and put back on its square: in events the lift
 /// and the release, in snapshots a reading without it and one with it again.
-fn lift_and_put_back(
+pub(super) fn lift_and_put_back(
     v: Variant,
     mode: Mode,
     official: (Bitboard, Bitboard),
@@ -454,77 +457,6 @@ pub fn removal_steps(v: Variant, mv: &Move, mode: Mode, noise: Option<&mut Rng>)
         .into_iter()
         .map(|sq| Step::quiet(Kind::Lift(square(sq))))
         .collect()
-}
-
-/// The messages a board sends for `ply` in `mode`, its clock press last (timed games);
-/// `noise` adds harmless noise or one irregularity and how it ends.
-pub fn move_plan(ply: &Ply<'_>, mode: Mode, mut noise: Option<&mut Noiser>) -> MovePlan {
-    let pos = ply.before;
-    let mv = ply.mv;
-    let v = pos.variant();
-    let mover = pos.turn();
-    let from = n(v, mv.from());
-    let mut plan = MovePlan {
-        plies: 1,
-        ..MovePlan::default()
-    };
-    if let Some(nz) = noise.as_deref_mut()
-        && let Some(made) = incident::plan(ply, mode, nz)
-    {
-        plan = made;
-    } else {
-        let official = pieces(pos);
-        if let Some(nz) = noise.as_deref_mut() {
-            let r = &mut nz.rng;
-            match pre_noise(r, mode) {
-                Some(Noise::Adjust) => {
-                    plan.noise.push(Noise::Adjust);
-                    plan.steps.push(Step::quiet(Kind::Adjust(pb::BoardAdjust {
-                        side: crate::api::convert::side_pb(mover),
-                    })));
-                    // Straighten another own piece (or the one to move, when alone).
-                    let piece = other_piece(pos, mover, mv.from()).unwrap_or(from);
-                    plan.steps
-                        .extend(lift_and_put_back(v, mode, official, mover, piece));
-                }
-                Some(Noise::OpponentTouch) => {
-                    if let Some(p) = numbers(v, pos.pieces(!mover)).first().copied() {
-                        plan.noise.push(Noise::OpponentTouch);
-                        plan.steps.push(Step::quiet(Kind::Touch(square(p))));
-                    }
-                }
-                Some(Noise::LiftPutBack) => {
-                    plan.noise.push(Noise::LiftPutBack);
-                    plan.steps
-                        .extend(lift_and_put_back(v, mode, official, mover, from));
-                }
-                _ => {}
-            }
-        }
-        let mut rng = noise.as_deref_mut().map(|nz| &mut nz.rng);
-        let steps = move_steps(
-            pos,
-            mv,
-            ply.legal,
-            mode,
-            rng.as_deref_mut(),
-            &mut plan.noise,
-        );
-        plan.steps.extend(steps);
-        plan.steps.extend(removal_steps(v, mv, mode, rng));
-        if ply.timed {
-            plan.steps.push(Step::act(Act::Press(mover)));
-        }
-    }
-    if let Some(nz) = noise
-        && nz.rng.chance(300)
-    {
-        plan.noise.push(Noise::Jitter);
-        for s in &mut plan.steps {
-            s.jitter_ms = i64::try_from(nz.rng.below(251)).unwrap_or(0);
-        }
-    }
-    plan
 }
 
 /// The physical board as the simulated board knows it: which squares hold a piece of
@@ -763,6 +695,7 @@ pub fn steps_to(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::board_sim::compose::move_plan;
     use crate::notation::parse_fen;
     use crate::rules::Game;
 
