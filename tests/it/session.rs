@@ -2157,3 +2157,56 @@ fn an_outage_starts_when_the_service_stopped_not_at_the_last_event() {
         .is_none()
     );
 }
+
+/// Issue 38: a scanning board's reading that shows the other side's move made before the
+/// mover pressed the clock is a move out of turn (RU 1.4.1), flagged as a board that
+/// senses lifts flags it; the board put back clears it and the mover presses.
+#[test]
+fn ru_1_4_1_a_snapshot_showing_a_move_before_the_press_is_out_of_turn() {
+    let mut t = Table::russian();
+    let black: Vec<u32> = (1..=12).collect();
+    let mut white: Vec<u32> = (21..=32).filter(|&s| s != 22).collect();
+    white.push(18); // c3-d4
+    let ev = t.board(BoardInput::Snapshot(Occupancy {
+        white: white.clone(),
+        black: black.clone(),
+        kings: None,
+    }));
+    assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "c3-d4"));
+    assert_eq!(t.s.awaiting_press(), Some(White));
+    // Black plays f6-e5 (11 to 15), a move of its own, before White pressed.
+    let mut moved: Vec<u32> = black.iter().copied().filter(|&s| s != 11).collect();
+    moved.push(15);
+    let ev = t.board(BoardInput::Snapshot(Occupancy {
+        white: white.clone(),
+        black: moved,
+        kings: None,
+    }));
+    let out: Vec<&GameEvent> = ev
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Irregularity { .. }))
+        .collect();
+    assert_eq!(out.len(), 1, "{:?}", kinds(&ev));
+    assert!(
+        matches!(&out[0].kind, EventKind::Irregularity { side: Black, kind: IrregularityKind::OutOfTurn, squares, .. }
+            if squares == &vec![11, 15]),
+        "{:?}",
+        out[0].kind
+    );
+    assert_eq!(out[0].rule.as_deref(), Some("RU 1.4.1"));
+    assert!(!t.s.board_view().in_step);
+    // Put back: cleared; White presses and Black moves.
+    let ev = t.board(BoardInput::Snapshot(Occupancy {
+        white,
+        black,
+        kings: None,
+    }));
+    assert!(matches!(
+        ev.last().map(|e| &e.kind),
+        Some(EventKind::IrregularityResolved { ruling: None, .. })
+    ));
+    assert!(pending(&t).is_empty());
+    t.board(BoardInput::ClockPress(White));
+    assert_eq!(t.s.clock_side(), Black);
+    t.mv(Black, "f6-e5");
+}
