@@ -426,7 +426,16 @@ impl Session {
                             .as_ref()
                             .and_then(|_| (clock_side == !pos.turn()).then_some(clock_side));
                         self.physical = pos.to_setup();
-                        self.hand = None;
+                        // A piece in hand stands where it was lifted but is still in
+                        // hand: off the board until the board releases it (a put-back
+                        // there, RU 1.4.6).
+                        if let Some(hand) = self.hand.take() {
+                            self.remove_physical(hand.from);
+                            self.hand = Some(Hand {
+                                placements: Vec::new(),
+                                ..hand
+                            });
+                        }
                         self.pending_removal.clear();
                         for (sq, color, king) in left {
                             *self.physical.pieces_mut(color) |= sq.bit();

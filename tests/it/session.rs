@@ -2210,3 +2210,35 @@ fn ru_1_4_1_a_snapshot_showing_a_move_before_the_press_is_out_of_turn() {
     assert_eq!(t.s.clock_side(), Black);
     t.mv(Black, "f6-e5");
 }
+
+/// Issue 38: `stands` while a piece is in hand keeps it in hand: what stands has it back
+/// where it was lifted (FMJD 5.4), and the board's release of it puts it down there, a
+/// piece put back (RU 1.4.6), not a board out of step.
+#[test]
+fn fmjd_5_4_stands_with_a_piece_in_hand_keeps_it_in_hand() {
+    let mut t = Table::russian();
+    t.board(BoardInput::Touch(22));
+    t.board(BoardInput::Lift(21));
+    let ev = t.board(BoardInput::Release(17)); // a3-b4 with c3 touched
+    let (seq, kind) = flagged(&ev)[0];
+    assert_eq!(kind, IrregularityKind::TouchMove);
+    // The player takes b4 up again to put it back; meanwhile the ruling: it stands.
+    t.board(BoardInput::Lift(17));
+    t.ok(arb(), rule_on(seq, Ruling::Stands));
+    assert_eq!(t.fen(), "B:W17,22-32:B1-12");
+    let view = t.s.board_view();
+    assert!(view.in_step, "{view:?}");
+    let hand = view.in_hand.expect("still in hand");
+    assert_eq!((hand.from, hand.side, hand.king), (17, White, false));
+    assert!(!view.white.contains(&17), "{view:?}");
+    // The board puts it down where it stands: accepted, nothing flagged.
+    let ev = t.board(BoardInput::Release(17));
+    assert!(flagged(&ev).is_empty(), "{:?}", kinds(&ev));
+    let view = t.s.board_view();
+    assert!(view.in_step && view.in_hand.is_none() && view.white.contains(&17));
+    t.board(BoardInput::ClockPress(White));
+    assert_eq!(t.s.clock_side(), Black);
+    t.board(BoardInput::Lift(11));
+    let ev = t.board(BoardInput::Release(15));
+    assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "f6-e5"));
+}
