@@ -2242,3 +2242,35 @@ fn fmjd_5_4_stands_with_a_piece_in_hand_keeps_it_in_hand() {
     let ev = t.board(BoardInput::Release(15));
     assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "f6-e5"));
 }
+
+/// Issue 38: a capture stopped early whose captured piece was already lifted, then
+/// finished on the board (RU 1.5.5): only the captured pieces still on the board are
+/// left to lift (RU 1.5.13), not the one already off.
+#[test]
+fn ru_1_5_5_a_capture_finished_after_a_captured_piece_was_lifted_does_not_list_it_again() {
+    let mut t = capture_table();
+    t.board(BoardInput::Lift(22));
+    let ev = t.board(BoardInput::Release(15)); // c3:e5, short of g7
+    assert_eq!(flagged(&ev)[0].1, IrregularityKind::CaptureIncomplete);
+    t.board(BoardInput::Lift(18)); // d4, captured so far, taken off
+    t.board(BoardInput::Lift(15));
+    let ev = t.board(BoardInput::Release(8));
+    assert!(
+        matches!(&ev[1].kind, EventKind::MovePlayed { notation, .. } if notation == "c3:e5:g7"),
+        "{:?}",
+        kinds(&ev)
+    );
+    let view = t.s.board_view();
+    assert_eq!(view.pending_removal, vec![11], "{view:?}");
+    assert_eq!(view.black, vec![11, 12]);
+    let ev = t.board(BoardInput::Lift(11));
+    assert!(flagged(&ev).is_empty(), "{:?}", kinds(&ev));
+    assert!(matches!(
+        ev.last().map(|e| &e.kind),
+        Some(EventKind::RemovalComplete { side: White })
+    ));
+    assert!(t.s.board_view().in_step);
+    let ev = t.board(BoardInput::ClockPress(White));
+    assert!(flagged(&ev).is_empty(), "{:?}", kinds(&ev));
+    assert_eq!(t.s.clock_side(), Black);
+}
