@@ -275,6 +275,9 @@ impl Session {
                 if hand.king {
                     self.physical.kings |= sq.bit();
                 }
+                // The hand left the piece: an adjustment announced ends here (RU 1.4.9);
+                // the next touch binds (RU 1.4.7) unless "I adjust" is said again.
+                self.touch.adjusting = None;
             }
             EventKind::AdjustAnnounced { side } => self.touch.adjusting = Some(*side),
             // A record for the arbiter: the board's flood changes nothing in the game.

@@ -2274,3 +2274,44 @@ fn ru_1_5_5_a_capture_finished_after_a_captured_piece_was_lifted_does_not_list_i
     assert!(flagged(&ev).is_empty(), "{:?}", kinds(&ev));
     assert_eq!(t.s.clock_side(), Black);
 }
+
+/// Issue 38: "I adjust" covers the adjustment it announces, the touches and lifts until
+/// the hand leaves a piece (RU 1.4.9, RU 1.4.6); a piece touched after that binds again
+/// (RU 1.4.7) unless "I adjust" is said again.
+#[test]
+fn ru_1_4_9_an_adjustment_ends_at_the_release_and_touches_bind_again() {
+    let mut t = Table::russian();
+    t.board(BoardInput::AdjustAnnounced(White));
+    let ev = t.board(BoardInput::Lift(21)); // a3 straightened
+    assert!(
+        !kinds(&ev)
+            .iter()
+            .any(|k| matches!(k, EventKind::PieceTouched { .. })),
+        "{:?}",
+        kinds(&ev)
+    );
+    t.board(BoardInput::Release(21));
+    let ev = t.board(BoardInput::Touch(22));
+    assert!(
+        matches!(ev[0].kind, EventKind::PieceTouched { binding: true, .. }),
+        "{:?}",
+        ev[0].kind
+    );
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.4.7"));
+    t.board(BoardInput::Lift(23));
+    let ev = t.board(BoardInput::Release(19)); // e3-f4, c3 touched
+    assert_eq!(flagged(&ev)[0].1, IrregularityKind::TouchMove);
+    t.board(BoardInput::Lift(19));
+    t.board(BoardInput::Release(23));
+    assert!(pending(&t).is_empty());
+    // Said again: the next touch is an adjustment.
+    t.board(BoardInput::AdjustAnnounced(White));
+    let ev = t.board(BoardInput::Touch(24));
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::PieceTouched { binding: false, .. }
+    ));
+    t.board(BoardInput::Lift(22));
+    let ev = t.board(BoardInput::Release(18));
+    assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "c3-d4"));
+}
