@@ -147,6 +147,7 @@ impl Session {
                     .move_by_path(path)
                     .ok_or_else(|| bad(format!("move {notation} is not legal")))?;
                 let before = *self.position();
+                let on_board = self.physical.white | self.physical.black;
                 self.game.play(&mv).map_err(|e| bad(e.to_string()))?;
                 let fen_after: Arc<str> = Arc::from(fen_after.as_str());
                 self.fens.official = Some((*self.position(), fen_after.clone()));
@@ -174,8 +175,10 @@ impl Session {
                 self.physical = self.position().to_setup();
                 self.pending_removal.clear();
                 if *source == MoveSource::Board {
-                    // The captured pieces are still on the board until they are lifted.
-                    for sq in mv.captured() {
+                    // The captured pieces are still on the board until they are lifted;
+                    // one already lifted (a capture stopped early, then finished, RU
+                    // 1.5.5) is not lifted again.
+                    for sq in mv.captured().filter(|sq| on_board & sq.bit() != 0) {
                         let (color, king) =
                             before.piece_at(sq).ok_or_else(|| bad("no victim".into()))?;
                         *self.physical.pieces_mut(color) |= sq.bit();
@@ -272,6 +275,9 @@ impl Session {
                 if hand.king {
                     self.physical.kings |= sq.bit();
                 }
+                // The hand left the piece: an adjustment announced ends here (RU 1.4.9);
+                // the next touch binds (RU 1.4.7) unless "I adjust" is said again.
+                self.touch.adjusting = None;
             }
             EventKind::AdjustAnnounced { side } => self.touch.adjusting = Some(*side),
             // A record for the arbiter: the board's flood changes nothing in the game.
@@ -399,6 +405,10 @@ impl Session {
                     .ok_or_else(|| bad(format!("no outstanding irregularity {seq}")))?;
                 let out = self.irregularities.remove(at);
                 match ruling {
+                    // A capture stopped early, finished on the board (RU 1.5.5): its move
+                    // follows and takes the picture from the board as it stands, so that
+                    // captured pieces lifted meanwhile are not to be lifted again.
+                    None if !self.occupancy_matches() => {}
                     // The board put back: it shows the official position.
                     None => {
                         self.physical = self.position().to_setup();
@@ -426,7 +436,16 @@ impl Session {
                             .as_ref()
                             .and_then(|_| (clock_side == !pos.turn()).then_some(clock_side));
                         self.physical = pos.to_setup();
-                        self.hand = None;
+                        // A piece in hand stands where it was lifted but is still in
+                        // hand: off the board until the board releases it (a put-back
+                        // there, RU 1.4.6).
+                        if let Some(hand) = self.hand.take() {
+                            self.remove_physical(hand.from);
+                            self.hand = Some(Hand {
+                                placements: Vec::new(),
+                                ..hand
+                            });
+                        }
                         self.pending_removal.clear();
                         for (sq, color, king) in left {
                             *self.physical.pieces_mut(color) |= sq.bit();

@@ -616,16 +616,21 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
             && p.pieces(Color::Black) == bits[1]
             && kings.is_none_or(|k| k == p.kings())
     };
-    // A move the reading shows (none while a made move waits for its press, nor while
-    // the board is put back or catches up).
+    // A move the reading shows (none while the board is put back or catches up). While a
+    // made move waits for its press nobody is on move: a piece moved then is moved out
+    // of turn, as a release then is (RU 1.4.1).
     let mut flagged = None;
-    if !same(&pos) && tx.s.awaiting_press.is_none() && !tx.s.catching_up() {
-        let hits: Vec<Move> =
-            tx.s.game
-                .position_moves()
-                .into_iter()
-                .filter(|m| pos.play(m).is_ok_and(|after| same(&after)))
-                .collect();
+    if !same(&pos) && !tx.s.catching_up() {
+        let hits: Vec<Move> = match mover(tx) {
+            Some(_) => {
+                tx.s.game
+                    .position_moves()
+                    .into_iter()
+                    .filter(|m| pos.play(m).is_ok_and(|after| same(&after)))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
         if let [mv] = hits.as_slice() {
             tx.play(mv, MoveSource::Snapshot, false)?;
         } else {
@@ -667,10 +672,10 @@ fn snapshot(tx: &mut Tx, occ: &Occupancy) -> Result<(), GameError> {
 
 /// A reading (`bits`: white, black) that shows one piece gone from a square and one of
 /// its colour on a square that was empty, every other difference being pieces of the
-/// other colour missing, and that is no legal move in progress (a capture whose captured
-/// pieces are still being taken off: its piece on the capture's last square, only pieces
-/// it captures missing): the colour, from and to. Anything else (pieces in the air,
-/// several moved) is an intermediate state, never guessed at.
+/// other colour missing, and that is no legal move in progress of the side on move (a
+/// capture whose captured pieces are still being taken off: its piece on the capture's
+/// last square, only pieces it captures missing): the colour, from and to. Anything
+/// else (pieces in the air, several moved) is an intermediate state, never guessed at.
 fn shown_move(tx: &Tx, bits: [u64; 2]) -> Option<(Color, Square, Square)> {
     let pos = tx.s.position();
     let v = tx.s.variant();
@@ -696,11 +701,14 @@ fn shown_move(tx: &Tx, bits: [u64; 2]) -> Option<(Color, Square, Square)> {
             continue;
         }
         let missing = official[other] & !bits[other];
-        let in_progress = tx.s.game.position_moves_all_paths().iter().any(|m| {
-            m.from() == *from
-                && m.to() == *to
-                && missing & !m.captured().fold(0u64, |acc, s| acc | s.bit()) == 0
-        });
+        // Only the side on move has a move in progress; the other side's is out of turn.
+        let on_move = Some(side) == mover(tx);
+        let in_progress = on_move
+            && tx.s.game.position_moves_all_paths().iter().any(|m| {
+                m.from() == *from
+                    && m.to() == *to
+                    && missing & !m.captured().fold(0u64, |acc, s| acc | s.bit()) == 0
+            });
         if in_progress {
             return None;
         }

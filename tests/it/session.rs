@@ -2157,3 +2157,161 @@ fn an_outage_starts_when_the_service_stopped_not_at_the_last_event() {
         .is_none()
     );
 }
+
+/// Issue 38: a scanning board's reading that shows the other side's move made before the
+/// mover pressed the clock is a move out of turn (RU 1.4.1), flagged as a board that
+/// senses lifts flags it; the board put back clears it and the mover presses.
+#[test]
+fn ru_1_4_1_a_snapshot_showing_a_move_before_the_press_is_out_of_turn() {
+    let mut t = Table::russian();
+    let black: Vec<u32> = (1..=12).collect();
+    let mut white: Vec<u32> = (21..=32).filter(|&s| s != 22).collect();
+    white.push(18); // c3-d4
+    let ev = t.board(BoardInput::Snapshot(Occupancy {
+        white: white.clone(),
+        black: black.clone(),
+        kings: None,
+    }));
+    assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "c3-d4"));
+    assert_eq!(t.s.awaiting_press(), Some(White));
+    // Black plays f6-e5 (11 to 15), a move of its own, before White pressed.
+    let mut moved: Vec<u32> = black.iter().copied().filter(|&s| s != 11).collect();
+    moved.push(15);
+    let ev = t.board(BoardInput::Snapshot(Occupancy {
+        white: white.clone(),
+        black: moved,
+        kings: None,
+    }));
+    let out: Vec<&GameEvent> = ev
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Irregularity { .. }))
+        .collect();
+    assert_eq!(out.len(), 1, "{:?}", kinds(&ev));
+    assert!(
+        matches!(&out[0].kind, EventKind::Irregularity { side: Black, kind: IrregularityKind::OutOfTurn, squares, .. }
+            if squares == &vec![11, 15]),
+        "{:?}",
+        out[0].kind
+    );
+    assert_eq!(out[0].rule.as_deref(), Some("RU 1.4.1"));
+    assert!(!t.s.board_view().in_step);
+    // Put back: cleared; White presses and Black moves.
+    let ev = t.board(BoardInput::Snapshot(Occupancy {
+        white,
+        black,
+        kings: None,
+    }));
+    assert!(matches!(
+        ev.last().map(|e| &e.kind),
+        Some(EventKind::IrregularityResolved { ruling: None, .. })
+    ));
+    assert!(pending(&t).is_empty());
+    t.board(BoardInput::ClockPress(White));
+    assert_eq!(t.s.clock_side(), Black);
+    t.mv(Black, "f6-e5");
+}
+
+/// Issue 38: `stands` while a piece is in hand keeps it in hand: what stands has it back
+/// where it was lifted (FMJD 5.4), and the board's release of it puts it down there, a
+/// piece put back (RU 1.4.6), not a board out of step.
+#[test]
+fn fmjd_5_4_stands_with_a_piece_in_hand_keeps_it_in_hand() {
+    let mut t = Table::russian();
+    t.board(BoardInput::Touch(22));
+    t.board(BoardInput::Lift(21));
+    let ev = t.board(BoardInput::Release(17)); // a3-b4 with c3 touched
+    let (seq, kind) = flagged(&ev)[0];
+    assert_eq!(kind, IrregularityKind::TouchMove);
+    // The player takes b4 up again to put it back; meanwhile the ruling: it stands.
+    t.board(BoardInput::Lift(17));
+    t.ok(arb(), rule_on(seq, Ruling::Stands));
+    assert_eq!(t.fen(), "B:W17,22-32:B1-12");
+    let view = t.s.board_view();
+    assert!(view.in_step, "{view:?}");
+    let hand = view.in_hand.expect("still in hand");
+    assert_eq!((hand.from, hand.side, hand.king), (17, White, false));
+    assert!(!view.white.contains(&17), "{view:?}");
+    // The board puts it down where it stands: accepted, nothing flagged.
+    let ev = t.board(BoardInput::Release(17));
+    assert!(flagged(&ev).is_empty(), "{:?}", kinds(&ev));
+    let view = t.s.board_view();
+    assert!(view.in_step && view.in_hand.is_none() && view.white.contains(&17));
+    t.board(BoardInput::ClockPress(White));
+    assert_eq!(t.s.clock_side(), Black);
+    t.board(BoardInput::Lift(11));
+    let ev = t.board(BoardInput::Release(15));
+    assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "f6-e5"));
+}
+
+/// Issue 38: a capture stopped early whose captured piece was already lifted, then
+/// finished on the board (RU 1.5.5): only the captured pieces still on the board are
+/// left to lift (RU 1.5.13), not the one already off.
+#[test]
+fn ru_1_5_5_a_capture_finished_after_a_captured_piece_was_lifted_does_not_list_it_again() {
+    let mut t = capture_table();
+    t.board(BoardInput::Lift(22));
+    let ev = t.board(BoardInput::Release(15)); // c3:e5, short of g7
+    assert_eq!(flagged(&ev)[0].1, IrregularityKind::CaptureIncomplete);
+    t.board(BoardInput::Lift(18)); // d4, captured so far, taken off
+    t.board(BoardInput::Lift(15));
+    let ev = t.board(BoardInput::Release(8));
+    assert!(
+        matches!(&ev[1].kind, EventKind::MovePlayed { notation, .. } if notation == "c3:e5:g7"),
+        "{:?}",
+        kinds(&ev)
+    );
+    let view = t.s.board_view();
+    assert_eq!(view.pending_removal, vec![11], "{view:?}");
+    assert_eq!(view.black, vec![11, 12]);
+    let ev = t.board(BoardInput::Lift(11));
+    assert!(flagged(&ev).is_empty(), "{:?}", kinds(&ev));
+    assert!(matches!(
+        ev.last().map(|e| &e.kind),
+        Some(EventKind::RemovalComplete { side: White })
+    ));
+    assert!(t.s.board_view().in_step);
+    let ev = t.board(BoardInput::ClockPress(White));
+    assert!(flagged(&ev).is_empty(), "{:?}", kinds(&ev));
+    assert_eq!(t.s.clock_side(), Black);
+}
+
+/// Issue 38: "I adjust" covers the adjustment it announces, the touches and lifts until
+/// the hand leaves a piece (RU 1.4.9, RU 1.4.6); a piece touched after that binds again
+/// (RU 1.4.7) unless "I adjust" is said again.
+#[test]
+fn ru_1_4_9_an_adjustment_ends_at_the_release_and_touches_bind_again() {
+    let mut t = Table::russian();
+    t.board(BoardInput::AdjustAnnounced(White));
+    let ev = t.board(BoardInput::Lift(21)); // a3 straightened
+    assert!(
+        !kinds(&ev)
+            .iter()
+            .any(|k| matches!(k, EventKind::PieceTouched { .. })),
+        "{:?}",
+        kinds(&ev)
+    );
+    t.board(BoardInput::Release(21));
+    let ev = t.board(BoardInput::Touch(22));
+    assert!(
+        matches!(ev[0].kind, EventKind::PieceTouched { binding: true, .. }),
+        "{:?}",
+        ev[0].kind
+    );
+    assert_eq!(ev[0].rule.as_deref(), Some("RU 1.4.7"));
+    t.board(BoardInput::Lift(23));
+    let ev = t.board(BoardInput::Release(19)); // e3-f4, c3 touched
+    assert_eq!(flagged(&ev)[0].1, IrregularityKind::TouchMove);
+    t.board(BoardInput::Lift(19));
+    t.board(BoardInput::Release(23));
+    assert!(pending(&t).is_empty());
+    // Said again: the next touch is an adjustment.
+    t.board(BoardInput::AdjustAnnounced(White));
+    let ev = t.board(BoardInput::Touch(24));
+    assert!(matches!(
+        ev[0].kind,
+        EventKind::PieceTouched { binding: false, .. }
+    ));
+    t.board(BoardInput::Lift(22));
+    let ev = t.board(BoardInput::Release(18));
+    assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "c3-d4"));
+}
