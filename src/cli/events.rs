@@ -16,6 +16,8 @@ use serde_json::{Value, json};
 
 use crate::api::pb;
 use crate::api::pb::game_event::Kind;
+use crate::notation::square::write_square;
+use crate::rules::Variant;
 
 /// A proto enum value by its name, or its number when the server sent one this client
 /// does not know.
@@ -111,16 +113,20 @@ fn with_reason(text: String, reason: &str) -> String {
 }
 
 /// Squares, or "none".
-fn or_none(s: &[u32]) -> String {
+fn or_none(s: &[u32], variant: Option<Variant>) -> String {
     if s.is_empty() {
         "none".into()
     } else {
-        squares(s)
+        squares(s, variant)
     }
 }
 
-fn squares(s: &[u32]) -> String {
-    s.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+/// Squares in the variant's notation ([`square_text`]), comma-separated.
+fn squares(s: &[u32], variant: Option<Variant>) -> String {
+    s.iter()
+        .map(|&n| square_text(n, variant))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn result_words(result: i32) -> &'static str {
@@ -152,8 +158,27 @@ fn enum_words(name: &str, prefix: &str) -> String {
         .replace('_', " ")
 }
 
-/// What happened, in words.
-fn what(kind: &Kind) -> String {
+/// A square of the wire (its PDN number) as the variant writes its moves: `c3` in a
+/// Russian game, `22` in an International one; the number itself when the variant is not
+/// known (issue 38: texts name squares in the game's own notation).
+fn square_text(n: u32, variant: Option<Variant>) -> String {
+    variant
+        .and_then(|v| {
+            v.geometry()
+                .from_number(n, v.rules().mirrored)
+                .map(|sq| write_square(sq, v))
+        })
+        .unwrap_or_else(|| n.to_string())
+}
+
+/// The variant a wire number names, if it is one.
+pub fn variant_of(v: i32) -> Option<Variant> {
+    crate::api::convert::variant(v).ok()
+}
+
+/// What happened, in words; squares in `variant`'s notation when it is known.
+fn what(kind: &Kind, variant: Option<Variant>) -> String {
+    let sq = |n: u32| square_text(n, variant);
     match kind {
         Kind::GameCreated(e) => {
             let variant = pb::Variant::try_from(e.variant)
@@ -210,13 +235,13 @@ fn what(kind: &Kind) -> String {
         Kind::PieceTouched(e) => format!(
             "{} piece touched on {}{}{}",
             side_word(e.side),
-            e.square,
+            sq(e.square),
             if e.binding { " (binding)" } else { "" },
             if e.immovable { " (cannot move)" } else { "" }
         ),
-        Kind::PieceLifted(e) => format!("piece lifted from {}", e.square),
-        Kind::PiecePlaced(e) => format!("piece placed on {}", e.square),
-        Kind::PieceReleased(e) => format!("piece released on {}", e.square),
+        Kind::PieceLifted(e) => format!("piece lifted from {}", sq(e.square)),
+        Kind::PiecePlaced(e) => format!("piece placed on {}", sq(e.square)),
+        Kind::PieceReleased(e) => format!("piece released on {}", sq(e.square)),
         Kind::AdjustAnnounced(e) => format!("{} announced \"I adjust\"", side_word(e.side)),
         Kind::BoardFlooded(e) => format!(
             "board flood: more than {} messages a second (burst {}); the excess was refused",
@@ -250,7 +275,7 @@ fn what(kind: &Kind) -> String {
                 ("wrong kind", &e.wrong_kind),
             ] {
                 if !list.is_empty() {
-                    s.push_str(&format!(", {what} {}", squares(list)));
+                    s.push_str(&format!(", {what} {}", squares(list, variant)));
                 }
             }
             s
@@ -323,7 +348,7 @@ fn what(kind: &Kind) -> String {
                 s.push_str(&format!(" ({})", e.description));
             }
             if !e.squares.is_empty() {
-                s.push_str(&format!(", squares {}", squares(&e.squares)));
+                s.push_str(&format!(", squares {}", squares(&e.squares, variant)));
             }
             if e.retake_with > 0 {
                 s.push_str(&format!(", retake with {}", e.retake_with));
@@ -435,8 +460,8 @@ fn what(kind: &Kind) -> String {
             let fill: Vec<u32> = e.to_fill.iter().map(|p| p.square).collect();
             format!(
                 "board out of step after {cause}: clear {}; fill {}",
-                or_none(&e.to_clear),
-                or_none(&fill)
+                or_none(&e.to_clear, variant),
+                or_none(&fill, variant)
             )
         }
         Kind::BoardInStep(_) => "board in step with the official position".to_string(),
@@ -455,9 +480,13 @@ fn what(kind: &Kind) -> String {
     }
 }
 
-/// One line for an event: `#seq time actor: what happened [rule]`.
-pub fn describe(e: &pb::GameEvent) -> String {
-    let what = e.kind.as_ref().map_or_else(|| "unknown event".into(), what);
+/// One line for an event: `#seq time actor: what happened [rule]`, squares in the
+/// notation of `variant` (the game's) when it is known.
+pub fn describe(e: &pb::GameEvent, variant: Option<Variant>) -> String {
+    let what = e
+        .kind
+        .as_ref()
+        .map_or_else(|| "unknown event".into(), |k| what(k, variant));
     let rule = if e.rule.is_empty() {
         String::new()
     } else {
