@@ -213,6 +213,10 @@ pub struct Metrics {
     active_games: Gauge,
     /// By [`WatchKind`], in its order.
     watchers: Vec<Gauge>,
+    /// Watch streams ended, every kind.
+    watchers_ended: Counter,
+    /// Times freed memory was given back to the system (`server::memory`).
+    memory_trims: Counter,
     deliveries: Vec<Counter>,
     resyncs: Counter,
     round_feeds: Gauge,
@@ -330,6 +334,20 @@ impl Metrics {
             "Open watch streams by kind: game (WatchGame), event (WatchEvent, gRPC or grpc-web), \
              pdn_stream (GET /pdn/<event>/<round>/stream)",
             watchers_family,
+        );
+        let watchers_ended = Counter::default();
+        registry.register(
+            "watch_streams_ended",
+            "Watch streams ended, every kind (a crowd of them ending is when the server gives \
+             back the memory they used)",
+            watchers_ended.clone(),
+        );
+        let memory_trims = Counter::default();
+        registry.register(
+            "memory_trims",
+            "Times the memory freed by a crowd of watch streams was given back to the system \
+             (glibc's malloc_trim; Linux with glibc only)",
+            memory_trims.clone(),
         );
         registry.register(
             "watch_deliveries",
@@ -452,6 +470,8 @@ impl Metrics {
             commits,
             active_games,
             watchers,
+            watchers_ended,
+            memory_trims,
             deliveries,
             resyncs,
             round_feeds,
@@ -526,7 +546,20 @@ impl Metrics {
     /// A watch stream of `kind` opened; the guard closes it when dropped.
     #[must_use]
     pub fn watcher(self: &Arc<Self>, kind: WatchKind) -> GaugeGuard {
-        GaugeGuard::new(self.watchers[kind.index()].clone())
+        let mut guard = GaugeGuard::new(self.watchers[kind.index()].clone());
+        guard.ended = Some(self.watchers_ended.clone());
+        guard
+    }
+
+    /// How many watch streams have ended since the server started, every kind.
+    #[must_use]
+    pub fn watchers_ended(&self) -> u64 {
+        self.watchers_ended.get()
+    }
+
+    /// Freed memory was given back to the system.
+    pub fn memory_trimmed(&self) {
+        self.memory_trims.inc();
     }
 
     /// A round feed started; the guard counts it stopped when dropped.
@@ -663,20 +696,27 @@ impl CommitObserver for Metrics {
     }
 }
 
-/// Increments a gauge now and decrements it when dropped (the end of a stream).
+/// Increments a gauge now and decrements it when dropped (the end of a stream), counting
+/// the end in `ended` if set.
 #[derive(Debug)]
-pub struct GaugeGuard(Gauge);
+pub struct GaugeGuard {
+    gauge: Gauge,
+    ended: Option<Counter>,
+}
 
 impl GaugeGuard {
     fn new(gauge: Gauge) -> GaugeGuard {
         gauge.inc();
-        GaugeGuard(gauge)
+        GaugeGuard { gauge, ended: None }
     }
 }
 
 impl Drop for GaugeGuard {
     fn drop(&mut self) {
-        self.0.dec();
+        self.gauge.dec();
+        if let Some(ended) = &self.ended {
+            ended.inc();
+        }
     }
 }
 
@@ -744,7 +784,15 @@ mod tests {
             "one series per non-OK code, created up front"
         );
         drop(w);
-        assert!(m.render().contains("arbiter_watchers{kind=\"event\"} 0"));
+        let text = m.render();
+        assert!(text.contains("arbiter_watchers{kind=\"event\"} 0"));
+        assert!(
+            text.contains("arbiter_watch_streams_ended_total 1"),
+            "{text}"
+        );
+        assert_eq!(m.watchers_ended(), 1);
+        m.memory_trimmed();
+        assert!(m.render().contains("arbiter_memory_trims_total 1"));
     }
 
     /// The delayed gauge counts what is still held back when scraped.

@@ -431,7 +431,7 @@ impl Hub {
             stop: self.stop.subscribe(),
             alive,
             watchers: Vec::new(),
-            prune_at: task::MIN_PRUNE_AT,
+            departures: Arc::default(),
             recent: Default::default(),
             retry_at: None,
             hub: registry,

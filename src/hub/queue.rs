@@ -4,6 +4,7 @@
 
 use std::any::Any;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::Notify;
@@ -99,6 +100,56 @@ struct QueueState {
     dropped: bool,
 }
 
+/// The watchers that left a game since its task last dropped the gone ones from its list,
+/// shared by the task and the queues it holds: once as many have left as half the list,
+/// the task is woken to drop them (`GameTask::drop_gone`).
+///
+/// Before, a gone watcher stayed in the list until the game published, its timer fired,
+/// or the list had doubled: after a burst of `WatchEvent` streams on a quiet round (each
+/// stream's catching up registers a watch of every game), up to half the list's last
+/// length of gone queues stayed until more watchers came, each a small block among what
+/// the burst had freed, keeping its page from going back to the system (issue 37).
+#[derive(Debug, Default)]
+pub(super) struct Departures {
+    /// Watchers that left since the task's last look (an estimate from above: one that
+    /// leaves while the task looks may be counted for the next look too).
+    left: AtomicUsize,
+    /// How many watchers the task's list held at its last change.
+    held: AtomicUsize,
+    notify: Notify,
+}
+
+impl Departures {
+    /// A watcher of the list has left: wakes the task once half the list has.
+    fn left(&self) {
+        let left = self.left.fetch_add(1, Ordering::SeqCst) + 1;
+        if 2 * left >= self.held.load(Ordering::SeqCst) {
+            self.notify.notify_one();
+        }
+    }
+
+    /// The task's list now holds `n` watchers. (It looks at the count again: a watcher
+    /// that left while the list changed, and compared its count with the old length,
+    /// is not missed.)
+    pub(super) fn held(&self, n: usize) {
+        self.held.store(n, Ordering::SeqCst);
+        let left = self.left.load(Ordering::SeqCst);
+        if left > 0 && 2 * left >= n {
+            self.notify.notify_one();
+        }
+    }
+
+    /// The task looks at its list now: the count starts again.
+    pub(super) fn looked(&self) {
+        self.left.store(0, Ordering::SeqCst);
+    }
+
+    /// Ready once enough watchers have left for the task to look.
+    pub(super) fn wait(&self) -> Notified<'_> {
+        self.notify.notified()
+    }
+}
+
 /// One watcher's queue, shared by the game's task (which fills it) and the watcher.
 #[derive(Debug)]
 pub(super) struct WatchQueue {
@@ -108,6 +159,8 @@ pub(super) struct WatchQueue {
     /// Goes on past the game's end (a bound board hears the rulings and corrections
     /// recorded after it), ending only when the watcher leaves or at shutdown.
     pub(super) through_end: bool,
+    /// The departures of the task whose list holds the queue (set when it is added).
+    departures: OnceLock<Arc<Departures>>,
 }
 
 impl WatchQueue {
@@ -117,7 +170,20 @@ impl WatchQueue {
             notify: Notify::new(),
             capacity: capacity.max(1),
             through_end,
+            departures: OnceLock::new(),
         }
+    }
+
+    /// The queue is in the list of the task that counts `departures`.
+    pub(super) fn held_by(&self, departures: &Arc<Departures>) {
+        let _ = self.departures.set(departures.clone());
+    }
+
+    /// How many watchers the list of the task that holds the queue had at its last
+    /// change.
+    #[cfg(test)]
+    pub(super) fn listed(&self) -> Option<usize> {
+        self.departures.get().map(|d| d.held.load(Ordering::SeqCst))
     }
 
     fn lock(&self) -> MutexGuard<'_, QueueState> {
@@ -166,10 +232,13 @@ impl WatchQueue {
         self.lock().end == Some(WatchEnd::ShuttingDown)
     }
 
-    /// The watcher has gone: the task drops the queue at its next publish, tick or new
-    /// watcher (`GameTask::add_watcher`).
+    /// The watcher has gone: the task drops the queue once half its list has gone (see
+    /// [`Departures`]), or at its next publish, tick or idle look.
     pub(super) fn leave(&self) {
         self.lock().dropped = true;
+        if let Some(d) = self.departures.get() {
+            d.left();
+        }
     }
 
     /// A wake-up for the next push or close (take it before [`WatchQueue::take`]).

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::error::{HubError, append_decided, decode};
 use super::meta::GameMeta;
 use super::metrics::Metrics;
-use super::queue::{Published, WatchEnd, WatchQueue, WatchStart};
+use super::queue::{Departures, Published, WatchEnd, WatchQueue, WatchStart};
 use super::timeline::Timeline;
 use crate::game::{Actor, Command, Decided, EventKind, GameEvent, Session};
 use crate::rules::Color;
@@ -170,9 +170,9 @@ pub(super) trait Registry: Send + Sync {
 /// How many recent events a task keeps for watchers that resume close behind.
 const RECENT: usize = 16;
 
-/// The fewest watchers at which a new one drops those that have gone
-/// ([`GameTask::add_watcher`]).
-pub(super) const MIN_PRUNE_AT: usize = 16;
+/// The room a task's list of watchers keeps however few are left
+/// ([`GameTask::drop_gone`]).
+const MIN_ROOM: usize = 16;
 
 /// How long the timer waits before trying again after the store refused what time did.
 const RETRY: Duration = Duration::from_millis(200);
@@ -188,9 +188,8 @@ pub(super) struct GameTask {
     /// Held while the task runs: the hub's shutdown waits for every copy to be dropped.
     pub alive: mpsc::Sender<()>,
     pub watchers: Vec<Arc<WatchQueue>>,
-    /// The number of watchers at which a new one first drops those that have gone
-    /// ([`Self::add_watcher`]).
-    pub prune_at: usize,
+    /// How many of them have left: wakes the task to drop them ([`Self::drop_gone`]).
+    pub departures: Arc<Departures>,
     pub recent: VecDeque<Arc<Published>>,
     pub retry_at: Option<tokio::time::Instant>,
     /// The hub, to leave its map when evicted.
@@ -211,6 +210,7 @@ pub(super) struct GameTask {
 
 enum Wake {
     Stop,
+    Departed,
     Msg(Option<Msg>),
     Deadline,
     Idle,
@@ -243,15 +243,18 @@ impl GameTask {
                 .then(|| (self.active_at + self.evict_after).max(public_until));
             let stop = &mut self.stop;
             let rx = &mut self.rx;
+            let departures = &self.departures;
             let wake = tokio::select! {
                 biased;
                 _ = stop.wait_for(|s| *s) => Wake::Stop,
+                () = departures.wait() => Wake::Departed,
                 msg = rx.recv() => Wake::Msg(msg),
                 () = sleep_until(deadline), if deadline.is_some() => Wake::Deadline,
                 () = sleep_until(idle_at), if idle_at.is_some() => Wake::Idle,
             };
             match wake {
                 Wake::Stop | Wake::Msg(None) => break,
+                Wake::Departed => self.drop_gone(),
                 Wake::Msg(Some(msg)) => {
                     if !msg.internal() {
                         self.active_at = tokio::time::Instant::now();
@@ -264,7 +267,7 @@ impl GameTask {
                     self.check_lease();
                 }
                 Wake::Idle => {
-                    self.watchers.retain(|w| !w.gone());
+                    self.drop_gone();
                     if self.watchers.is_empty() && self.leave() {
                         // What was queued before the hub forgot this task is still
                         // done here; later callers load the game anew.
@@ -292,6 +295,7 @@ impl GameTask {
         for w in self.watchers.drain(..) {
             w.close(WatchEnd::ShuttingDown);
         }
+        self.departures.held(0);
         // Commands still queued are dropped with their replies: their callers learn that
         // the server is shutting down, and nothing of them was recorded.
         self.rx.close();
@@ -570,25 +574,35 @@ impl GameTask {
                 w.through_end
             });
         }
+        self.departures.held(self.watchers.len());
     }
 
-    /// Adds a watcher, first dropping those that have gone once the list has doubled
-    /// since the last look. Gone watchers are otherwise dropped only when the game
-    /// publishes or its timer fires: a game where nothing happens (a long think, a
-    /// pause) kept every watch that came and went, 8 a `WatchEvent` stream on a round of
-    /// 8 (issue 37: +4 MB a burst of 10,000 streams, never given back). Looking only
-    /// when the list has doubled keeps it amortised O(1) a watcher.
+    /// Adds a watcher to the list; the task is told when it leaves ([`Departures`]). One
+    /// that left before it got here (its registration was dropped) is not added.
     pub(super) fn add_watcher(&mut self, queue: Arc<WatchQueue>) {
-        if self.watchers.len() >= self.prune_at {
-            self.watchers.retain(|w| !w.gone());
-            let live = self.watchers.len();
-            // A crowd that has left gives its room back too.
-            if self.watchers.capacity() > 4 * live.max(MIN_PRUNE_AT) {
-                self.watchers.shrink_to(2 * live.max(MIN_PRUNE_AT));
-            }
-            self.prune_at = (2 * live).max(MIN_PRUNE_AT);
+        // Told first: a watcher that leaves after the look below is counted.
+        queue.held_by(&self.departures);
+        if queue.gone() {
+            return;
         }
         self.watchers.push(queue);
+        self.departures.held(self.watchers.len());
+    }
+
+    /// Drops the watchers that have gone, and the list's room a crowd that has left no
+    /// longer needs. Woken once half the list has gone ([`Departures`]), so the work is
+    /// amortised O(1) a watcher, and a crowd that leaves a quiet game leaves nothing of
+    /// itself behind. (Before, a quiet game's gone watches were dropped only as new ones
+    /// came, when the list had doubled: the last crowd's stayed.)
+    pub(super) fn drop_gone(&mut self) {
+        // Before the look: a watcher that leaves during it is counted for the next one.
+        self.departures.looked();
+        self.watchers.retain(|w| !w.gone());
+        let live = self.watchers.len();
+        if self.watchers.capacity() > 4 * live.max(MIN_ROOM) {
+            self.watchers.shrink_to(2 * live.max(MIN_ROOM));
+        }
+        self.departures.held(live);
     }
 
     /// Records what time has done (the timer fired).
@@ -614,7 +628,7 @@ impl GameTask {
                 }
             }
         }
-        self.watchers.retain(|w| !w.gone());
+        self.drop_gone();
     }
 }
 

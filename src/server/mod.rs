@@ -5,6 +5,7 @@ pub mod config;
 pub mod conn;
 pub mod edge;
 pub mod forward;
+pub mod memory;
 pub mod probes;
 pub mod run;
 pub mod tls;

@@ -13,8 +13,8 @@ use super::config::Config;
 use super::conn::{self, ConnLimits, Connections};
 use super::edge::{EdgeLayer, framed};
 use super::forward::ForwardLayer;
-use super::probes;
 use super::tls::{self, ServerTls};
+use super::{memory, probes};
 use crate::api::auth::Tokens;
 use crate::api::{Api, BoardRate, pb};
 use crate::hub::metrics::Metrics;
@@ -186,6 +186,8 @@ pub async fn run_with(
             stop_signal(stopped.clone()),
         ))
     });
+    // Gives back the memory each crowd of watch streams frees once it has left.
+    let keeper = tokio::spawn(memory::keep(metrics.clone(), stop_signal(stopped.clone())));
     let result = serve_grpc(
         config,
         store,
@@ -196,6 +198,7 @@ pub async fn run_with(
     )
     .await;
     signal.abort();
+    keeper.abort();
     if let Some(task) = metrics_task {
         // Already stopped after a shutdown signal; stopped here after an error.
         task.abort();
