@@ -47,7 +47,7 @@ pub fn caissify_request(t: &Tournament, round: u32) -> Result<String, Tournament
     for (i, id) in numbers.iter().enumerate() {
         let mut total = 0;
         for r in 1..=rounds {
-            total += half_points(cell(t, r, *id).result);
+            total += cell(t, r, *id).half_points();
             score_at[i + 1][r as usize] = total;
         }
     }
@@ -121,15 +121,6 @@ pub fn caissify_request(t: &Tournament, round: u32) -> Result<String, Tournament
         "max_byes_per_player": 1,
     });
     Ok(request.to_string())
-}
-
-/// TRF's half-points for a result character.
-fn half_points(result: char) -> u32 {
-    match result {
-        '1' | '+' | 'U' | 'F' => 2,
-        '=' | 'H' => 1,
-        _ => 0,
-    }
 }
 
 /// caissify-pairings' answer: `[{"white_id", "black_id", "table", "bye"?}, …]`, in

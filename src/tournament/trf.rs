@@ -55,6 +55,17 @@ pub(crate) struct Cell {
     pub result: char,
 }
 
+impl Cell {
+    /// TRF's half-points for the cell's result (1 / ½ / 0 doubled; a full-point bye 2).
+    pub(crate) fn half_points(&self) -> u32 {
+        match self.result {
+            '1' | '+' | 'U' | 'F' => 2,
+            '=' | 'H' => 1,
+            _ => 0,
+        }
+    }
+}
+
 /// The tournament as TRF-16, with the rounds paired so far (a round paired and not
 /// finished shows its pairings with blank results, as TRF does for a round in
 /// progress). Players without a pairing number are not written.
@@ -85,11 +96,7 @@ pub fn write_trf(t: &Tournament) -> String {
         let mut cells = Vec::with_capacity(rounds.len());
         for r in rounds {
             let cell = cell(t, r.number, *id);
-            points2 += match cell.result {
-                '1' | '+' | 'U' | 'F' => 2,
-                '=' | 'H' => 1,
-                _ => 0,
-            };
+            points2 += cell.half_points();
             cells.push(cell);
         }
         let e = &p.entrant;
