@@ -20,7 +20,7 @@ use crate::game::GameEvent;
 use crate::hub::metrics::WatchKind;
 use crate::hub::{GameMeta, HubError};
 use crate::notation::pdn::{PdnGame, write_games};
-use crate::store::GameFilter;
+use crate::store::{self, GameFilter};
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<EventFrame, Status>> + Send>>;
 
@@ -252,7 +252,7 @@ impl Api {
         let rows = self
             .hub()
             .store()
-            .load(id, 1)
+            .load(store::Stream::Game(id), 1)
             .await
             .map_err(|e| status(&HubError::from(e)))?;
         let events = rows

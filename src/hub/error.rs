@@ -3,7 +3,7 @@
 
 use super::quarantine::Quarantine;
 use crate::game::{GameError, GameEvent, Session};
-use crate::store::{EventStore, StoreError, StoredEvent, SummaryUpdate};
+use crate::store::{EventStore, StoreError, StoredEvent, Stream, SummaryUpdate};
 
 /// Why the hub refused.
 #[derive(Debug)]
@@ -118,14 +118,14 @@ pub(crate) async fn append_decided(
 ) -> Result<u64, HubError> {
     let payloads = encode(events)?;
     let next = before.last_seq() + 1;
-    let appended = if before.result().is_some() || after.result().is_some() {
-        store
-            .append_with_summary(id, next, payloads, summary_of(after)?)
-            .await
+    let summary = if before.result().is_some() || after.result().is_some() {
+        Some(summary_of(after)?)
     } else {
-        store.append(id, next, payloads).await
+        None
     };
-    Ok(appended?)
+    Ok(store
+        .append(Stream::Game(id), next, payloads, summary)
+        .await?)
 }
 
 /// The summary row of a session, as the store keeps it.

@@ -28,7 +28,7 @@ use super::error::{HubError, decode};
 use super::queue::Published;
 use super::task::{GameTask, Tenure};
 use crate::game::{Decided, GameEvent, OutageMeasure, Session};
-use crate::store::{LeaseGap, Standing, StoreError};
+use crate::store::{LeaseGap, Standing, StoreError, Stream};
 
 /// Where a running game goes on when this node starts serving it: from when it was last
 /// served, to which instant of the game's timeline, measured how.
@@ -142,7 +142,10 @@ impl GameTask {
     /// Applies the log's rows after the session's last seq and publishes them.
     async fn catch_up(&mut self) -> Result<(), HubError> {
         let id = &self.meta.id;
-        let rows = self.store.load(id, self.session.last_seq() + 1).await?;
+        let rows = self
+            .store
+            .load(Stream::Game(id), self.session.last_seq() + 1)
+            .await?;
         if rows.is_empty() {
             return Ok(());
         }

@@ -23,7 +23,7 @@ use super::slots::{Slot, Slots};
 use super::task::{self, Msg, Pending};
 use super::timeline::Timeline;
 use crate::game::{Actor, Command, Session};
-use crate::store::EventStore;
+use crate::store::{EventStore, Stream};
 
 /// Loads a game again when its task left memory after a handle was taken (the hub).
 pub(super) trait Loader: Send + Sync {
@@ -600,7 +600,7 @@ impl Watch {
     /// folded to compute them).
     async fn history(&self, after: u64, until: u64) -> Result<Vec<Arc<Published>>, HubError> {
         let id = &self.game.meta().id;
-        let rows = self.store.load(id, 1).await?;
+        let rows = self.store.load(Stream::Game(id), 1).await?;
         let events = decode(id, &rows)?;
         let (_, notes) =
             Session::replay_noted(&events).map_err(|e| HubError::Corrupt(format!("{id}: {e}")))?;

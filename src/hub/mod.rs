@@ -41,7 +41,7 @@ pub use queue::{Published, WatchEnd};
 pub use timeline::{Clocks, Started, SystemClocks, Timeline};
 
 use crate::game::{Actor, GameEvent, GameSettings, GameSummary, Now, OutageMeasure, Session};
-use crate::store::{AliveMark, EventStore, GameFilter, GameRecord, StoreError};
+use crate::store::{AliveMark, EventStore, GameFilter, GameRecord, StoreError, Stream};
 use follow::{outage_of, resume_point};
 use handle::Loader;
 use metrics::Metrics;
@@ -535,7 +535,7 @@ impl Hub {
         let acquired_ms = self.timeline.now_unshifted();
         let rows = self
             .store
-            .load(id, 1)
+            .load(Stream::Game(id), 1)
             .await
             .map_err(|e| self.unreadable(id, e))?;
         if rows.is_empty() {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::{ALIVE_EVERY, Hub, HubError, WALL_STEP_MS, unfinished_log, verify_log};
-use crate::store::{GameFilter, GameRecord};
+use crate::store::{GameFilter, GameRecord, Stream};
 
 /// How many games recovery loads at the same time: their reads overlap and their outage
 /// events share the writer's group commits.
@@ -121,7 +121,7 @@ impl Hub {
             if self.games().contains_key(id) || self.quarantine_of(id).is_some() {
                 continue;
             }
-            match self.store.load(id, 1).await {
+            match self.store.load(Stream::Game(id), 1).await {
                 Ok(rows) if rows.is_empty() => {}
                 Ok(rows) => {
                     checked += 1;

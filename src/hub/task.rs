@@ -18,7 +18,7 @@ use super::queue::{Departures, Published, WatchEnd, WatchQueue, WatchStart};
 use super::timeline::Timeline;
 use crate::game::{Actor, Command, Decided, EventKind, GameEvent, Session};
 use crate::rules::Color;
-use crate::store::{EventStore, Standing, StoreError};
+use crate::store::{EventStore, Standing, StoreError, Stream};
 
 /// The reply to a command: the session after it (and the instant it was read at) and the
 /// events it recorded, or why nothing was recorded.
@@ -544,7 +544,7 @@ impl GameTask {
     /// Rebuilds the session from the log (after a conflicting write).
     async fn reload(&mut self) {
         let id = &self.meta.id;
-        let rebuilt = match self.store.load(id, 1).await {
+        let rebuilt = match self.store.load(Stream::Game(id), 1).await {
             Ok(rows) => decode(id, &rows).and_then(|events| {
                 Session::replay(&events).map_err(|e| HubError::Corrupt(format!("{id}: {e}")))
             }),

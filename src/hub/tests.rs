@@ -5,7 +5,7 @@ mod registry {
     use crate::hub::*;
     use crate::rules::Variant;
     use crate::store::MemoryStore;
-    use crate::store::StoreError;
+    use crate::store::{StoreError, Stream};
     use std::time::Duration;
 
     fn meta(id: &str) -> GameMeta {
@@ -62,7 +62,7 @@ mod registry {
     }
 
     async fn last_event(store: &MemoryStore, id: &str) -> GameEvent {
-        let events = store.load(id, 1).await.expect("log");
+        let events = store.load(Stream::Game(id), 1).await.expect("log");
         serde_json::from_slice(&events.last().expect("an event").payload).expect("event")
     }
 
@@ -204,7 +204,7 @@ mod registry {
         )
         .await
         .expect("resigned");
-        let last = store.last_seq("g").await.expect("log");
+        let last = store.last_seq(Stream::Game("g")).await.expect("log");
         store
             .update_game("g", false, None)
             .await
@@ -214,7 +214,7 @@ mod registry {
         assert_eq!(restarted.recover().await.expect("recovered"), 0);
         assert!(store.unfinished_games().await.expect("list").is_empty());
         assert_eq!(
-            store.last_seq("g").await.expect("log"),
+            store.last_seq(Stream::Game("g")).await.expect("log"),
             last,
             "nothing recorded for a finished game"
         );
@@ -234,7 +234,7 @@ mod registry {
             )
             .await
             .expect("created");
-        assert_eq!(store.last_seq("g").await.expect("g"), 1);
+        assert_eq!(store.last_seq(Stream::Game("g")).await.expect("g"), 1);
         let again = registry
             .create(
                 meta("g"),
@@ -247,7 +247,7 @@ mod registry {
             again,
             Err(HubError::Store(StoreError::GameExists(_)))
         ));
-        assert_eq!(store.last_seq("g").await.expect("g"), 1);
+        assert_eq!(store.last_seq(Stream::Game("g")).await.expect("g"), 1);
     }
 }
 
@@ -527,7 +527,7 @@ mod watch {
             .read(|s, _| (s.last_seq(), s.moves().len()))
             .await
             .expect("read");
-        let log = hub.store().last_seq("g").await.expect("log");
+        let log = hub.store().last_seq(Stream::Game("g")).await.expect("log");
         assert_eq!(seq, log, "the state is the log");
         assert!(plies <= 1, "at most the one legal move happened");
         for want in 3..=seq {
@@ -818,7 +818,7 @@ mod memory {
         let summary: GameSummary = serde_json::from_str(&row.summary_json).expect("summary");
         assert_eq!(
             summary.view.last_seq,
-            hub.store().last_seq("g").await.expect("seq")
+            hub.store().last_seq(Stream::Game("g")).await.expect("seq")
         );
     }
 }

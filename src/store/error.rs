@@ -21,6 +21,10 @@ pub enum StoreError {
     GameNotFound(String),
     /// A game with this id already exists.
     GameExists(String),
+    /// No tournament with this key.
+    TournamentNotFound(String),
+    /// A tournament with this key already exists.
+    TournamentExists(String),
     /// `append` was given no events.
     EmptyAppend,
     /// The store was closed (or its writer stopped); nothing was written.
@@ -81,6 +85,8 @@ impl fmt::Display for StoreError {
             }
             StoreError::GameNotFound(id) => write!(f, "game '{id}' not found"),
             StoreError::GameExists(id) => write!(f, "game '{id}' already exists"),
+            StoreError::TournamentNotFound(key) => write!(f, "tournament '{key}' not found"),
+            StoreError::TournamentExists(key) => write!(f, "tournament '{key}' already exists"),
             StoreError::EmptyAppend => f.write_str("no events to append"),
             StoreError::Closed => f.write_str("store is closed"),
             StoreError::Schema { found, supported } => write!(

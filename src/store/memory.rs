@@ -8,8 +8,8 @@ use async_trait::async_trait;
 
 use super::record::now_ms;
 use super::{
-    AliveMark, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate,
-    sort_games,
+    AliveMark, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, Stream, SummaryUpdate,
+    TournamentRecord, sort_games,
 };
 
 /// An event store held in memory; clones share the same data. Nothing survives the
@@ -23,6 +23,8 @@ pub struct MemoryStore {
 struct State {
     games: HashMap<String, GameRecord>,
     logs: HashMap<String, Vec<StoredEvent>>,
+    tournaments: HashMap<String, TournamentRecord>,
+    tournament_logs: HashMap<String, Vec<StoredEvent>>,
     /// The last [`EventStore::mark_alive`]: what a later hub on the same store (a
     /// restart within one process, as in tests) is told by `served_until`.
     alive: Option<AliveMark>,
@@ -42,46 +44,46 @@ impl MemoryStore {
     }
 }
 
-impl MemoryStore {
-    /// One append under one lock: the events and, if given, the row's flag and summary.
-    fn append_inner(
-        &self,
-        game_id: &str,
-        expected_next_seq: u64,
-        payloads: Vec<Vec<u8>>,
-        summary: Option<SummaryUpdate>,
-    ) -> Result<u64, StoreError> {
-        if payloads.is_empty() {
-            return Err(StoreError::EmptyAppend);
+impl State {
+    fn log(&self, stream: Stream<'_>) -> Result<&Vec<StoredEvent>, StoreError> {
+        match stream {
+            Stream::Game(id) => self
+                .logs
+                .get(id)
+                .ok_or_else(|| StoreError::GameNotFound(id.to_string())),
+            Stream::Tournament(key) => self
+                .tournament_logs
+                .get(key)
+                .ok_or_else(|| StoreError::TournamentNotFound(key.to_string())),
         }
-        let mut state = self.lock();
-        let log = state
-            .logs
-            .get_mut(game_id)
-            .ok_or_else(|| StoreError::GameNotFound(game_id.to_string()))?;
-        let next = log.len() as u64 + 1;
-        if expected_next_seq != next {
-            return Err(StoreError::Conflict {
-                expected: expected_next_seq,
-                actual: next,
-            });
-        }
-        let written_at_ms = now_ms();
-        for (seq, payload) in (next..).zip(payloads) {
-            log.push(StoredEvent {
-                game_id: game_id.to_string(),
-                seq,
-                payload,
-                written_at_ms,
-            });
-        }
-        let last = log.len() as u64;
-        if let (Some(s), Some(game)) = (summary, state.games.get_mut(game_id)) {
-            game.finished = s.finished;
-            game.summary_json = s.summary_json;
-        }
-        Ok(last)
     }
+
+    fn log_mut(&mut self, stream: Stream<'_>) -> Result<&mut Vec<StoredEvent>, StoreError> {
+        match stream {
+            Stream::Game(id) => self
+                .logs
+                .get_mut(id)
+                .ok_or_else(|| StoreError::GameNotFound(id.to_string())),
+            Stream::Tournament(key) => self
+                .tournament_logs
+                .get_mut(key)
+                .ok_or_else(|| StoreError::TournamentNotFound(key.to_string())),
+        }
+    }
+}
+
+/// The first events of a new log, seqs 1, 2, ...
+fn first_events(id: &str, payloads: Vec<Vec<u8>>) -> Vec<StoredEvent> {
+    let written_at_ms = now_ms();
+    (1..)
+        .zip(payloads)
+        .map(|(seq, payload)| StoredEvent {
+            game_id: id.to_string(),
+            seq,
+            payload,
+            written_at_ms,
+        })
+        .collect()
 }
 
 #[async_trait]
@@ -117,16 +119,7 @@ impl EventStore for MemoryStore {
         if state.games.contains_key(&record.game_id) {
             return Err(StoreError::GameExists(record.game_id));
         }
-        let written_at_ms = now_ms();
-        let log: Vec<StoredEvent> = (1..)
-            .zip(payloads)
-            .map(|(seq, payload)| StoredEvent {
-                game_id: record.game_id.clone(),
-                seq,
-                payload,
-                written_at_ms,
-            })
-            .collect();
+        let log = first_events(&record.game_id, payloads);
         let last = log.len() as u64;
         state.logs.insert(record.game_id.clone(), log);
         state.games.insert(record.game_id.clone(), record);
@@ -157,41 +150,95 @@ impl EventStore for MemoryStore {
 
     async fn append(
         &self,
-        game_id: &str,
+        stream: Stream<'_>,
         expected_next_seq: u64,
         payloads: Vec<Vec<u8>>,
+        summary: Option<SummaryUpdate>,
     ) -> Result<u64, StoreError> {
-        self.append_inner(game_id, expected_next_seq, payloads, None)
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        let mut state = self.lock();
+        let log = state.log_mut(stream)?;
+        let next = log.len() as u64 + 1;
+        if expected_next_seq != next {
+            return Err(StoreError::Conflict {
+                expected: expected_next_seq,
+                actual: next,
+            });
+        }
+        let written_at_ms = now_ms();
+        for (seq, payload) in (next..).zip(payloads) {
+            log.push(StoredEvent {
+                game_id: stream.id().to_string(),
+                seq,
+                payload,
+                written_at_ms,
+            });
+        }
+        let last = log.len() as u64;
+        if let Some(s) = summary {
+            match stream {
+                Stream::Game(id) => {
+                    if let Some(game) = state.games.get_mut(id) {
+                        game.finished = s.finished;
+                        game.summary_json = s.summary_json;
+                    }
+                }
+                Stream::Tournament(key) => {
+                    if let Some(t) = state.tournaments.get_mut(key) {
+                        t.finished = s.finished;
+                        t.summary_json = s.summary_json;
+                    }
+                }
+            }
+        }
+        Ok(last)
     }
 
-    async fn append_with_summary(
+    async fn load(
         &self,
-        game_id: &str,
-        expected_next_seq: u64,
-        payloads: Vec<Vec<u8>>,
-        summary: SummaryUpdate,
-    ) -> Result<u64, StoreError> {
-        self.append_inner(game_id, expected_next_seq, payloads, Some(summary))
-    }
-
-    async fn load(&self, game_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>, StoreError> {
+        stream: Stream<'_>,
+        from_seq: u64,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
         let state = self.lock();
-        let log = state
-            .logs
-            .get(game_id)
-            .ok_or_else(|| StoreError::GameNotFound(game_id.to_string()))?;
+        let log = state.log(stream)?;
         // Seqs are dense from 1, so seq s sits at index s - 1.
         let start = usize::try_from(from_seq.saturating_sub(1)).unwrap_or(usize::MAX);
         Ok(log.get(start..).unwrap_or_default().to_vec())
     }
 
-    async fn last_seq(&self, game_id: &str) -> Result<u64, StoreError> {
-        let state = self.lock();
-        let log = state
-            .logs
-            .get(game_id)
-            .ok_or_else(|| StoreError::GameNotFound(game_id.to_string()))?;
-        Ok(log.len() as u64)
+    async fn last_seq(&self, stream: Stream<'_>) -> Result<u64, StoreError> {
+        Ok(self.lock().log(stream)?.len() as u64)
+    }
+
+    async fn create_tournament(
+        &self,
+        record: TournamentRecord,
+        payloads: Vec<Vec<u8>>,
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        let mut state = self.lock();
+        if state.tournaments.contains_key(&record.key) {
+            return Err(StoreError::TournamentExists(record.key));
+        }
+        let log = first_events(&record.key, payloads);
+        let last = log.len() as u64;
+        state.tournament_logs.insert(record.key.clone(), log);
+        state.tournaments.insert(record.key.clone(), record);
+        Ok(last)
+    }
+
+    async fn get_tournament(&self, key: &str) -> Result<Option<TournamentRecord>, StoreError> {
+        Ok(self.lock().tournaments.get(key).cloned())
+    }
+
+    async fn list_tournaments(&self) -> Result<Vec<TournamentRecord>, StoreError> {
+        let mut all: Vec<TournamentRecord> = self.lock().tournaments.values().cloned().collect();
+        all.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(all)
     }
 
     async fn list_games(&self, filter: &GameFilter) -> Result<Vec<GameRecord>, StoreError> {

@@ -1,9 +1,13 @@
-//! The event log: every game's events, durably recorded before anyone is told about them.
+//! The event log: every game's and every tournament's events, durably recorded before
+//! anyone is told about them.
 //!
-//! A game's state is the fold of its events, so the log is the only thing that must
-//! survive a crash. The store keeps events as opaque payloads (the serde JSON of the
-//! domain events) under a dense per-game sequence number, plus one metadata row per game
-//! so the server can list games and find the unfinished ones at start without replaying.
+//! A game's state is the fold of its events, and a tournament's the fold of its own, so
+//! the log is the only thing that must survive a crash. The store keeps events as opaque
+//! payloads (the serde JSON of the domain events) under a dense sequence number per
+//! [`Stream`] (a game or a tournament), plus one row per stream so the server can list
+//! games and tournaments and find the unfinished ones at start without replaying. Both
+//! kinds of stream have the one contract: [`EventStore::append`] with the seq expected
+//! and, in the same atomic step, the row's summary; [`EventStore::load`] from a seq.
 //!
 //! - [`SqliteStore`]: the embedded default. WAL, `synchronous=FULL`, one writer thread
 //!   doing group commit: an append is fsynced before its future resolves.
@@ -33,7 +37,10 @@ pub use postgres::{
     POSTGRES_GROUP_APPEND, POSTGRES_SCHEMA_VERSION, PostgresOptions, PostgresStore,
 };
 pub use reader::{Integrity, LogReader};
-pub use record::{GameFilter, GameRecord, StoredEvent, SummaryUpdate, sort_games};
+pub use record::{
+    GameFilter, GameRecord, StoredEvent, Stream, StreamKind, SummaryUpdate, TournamentRecord,
+    sort_games,
+};
 pub use schema::{
     LAST_POSSIBLE_MS, MarkVerdict, WAL_SIZE_LIMIT_BYTES, WRITER_AUTOCHECKPOINT_PAGES,
     WRITER_CACHE_KIB, judge_alive_mark,
@@ -128,50 +135,69 @@ pub trait EventStore: Send + Sync {
     /// Backend failures.
     async fn get_game(&self, game_id: &str) -> Result<Option<GameRecord>, StoreError>;
 
-    /// Appends events to a game's log, giving them the seqs `expected_next_seq`,
-    /// `expected_next_seq + 1`, ...; returns the last seq written.
+    /// Appends events to a stream's log (a game's or a tournament's), giving them the seqs
+    /// `expected_next_seq`, `expected_next_seq + 1`, ...; returns the last seq written.
+    /// With a `summary`, the stream's row takes its finished flag and summary in the same
+    /// atomic step: the row never disagrees with the log, whatever the moment of a crash.
     ///
     /// When this returns `Ok` the events are durable (on disk, fsynced, for durable
     /// stores). The check and the write are one atomic step: if the log's next seq is not
     /// `expected_next_seq` nothing is written and the caller learns the actual next seq.
+    /// A game's appends are fenced by its lease where the store keeps leases
+    /// ([`EventStore::acquire`]); a tournament's by the seq alone (its writers read the
+    /// log, decide, and append what they decided on the seq they read).
     ///
     /// # Errors
-    /// [`StoreError::Conflict`] on a seq mismatch, [`StoreError::GameNotFound`],
-    /// [`StoreError::EmptyAppend`], [`StoreError::Closed`]; backend failures (then nothing
-    /// was written either).
+    /// [`StoreError::Conflict`] on a seq mismatch, [`StoreError::GameNotFound`] or
+    /// [`StoreError::TournamentNotFound`], [`StoreError::EmptyAppend`],
+    /// [`StoreError::Closed`]; backend failures (then nothing was written either).
     async fn append(
         &self,
-        game_id: &str,
+        stream: Stream<'_>,
         expected_next_seq: u64,
         payloads: Vec<Vec<u8>>,
+        summary: Option<SummaryUpdate>,
     ) -> Result<u64, StoreError>;
 
-    /// Like [`EventStore::append`], and in the same atomic step replaces the game row's
-    /// finished flag and summary: the row never disagrees with the log, whatever the
-    /// moment of a crash.
+    /// A stream's events with `seq >= from_seq`, in seq order. `from_seq` 0 or 1 loads
+    /// the whole log; to resume after the last seen seq `s`, pass `s + 1`.
     ///
     /// # Errors
-    /// As [`EventStore::append`]; nothing is written then.
-    async fn append_with_summary(
+    /// [`StoreError::GameNotFound`] or [`StoreError::TournamentNotFound`]; backend
+    /// failures.
+    async fn load(&self, stream: Stream<'_>, from_seq: u64)
+    -> Result<Vec<StoredEvent>, StoreError>;
+
+    /// The seq of a stream's last event (0 when its log is empty).
+    ///
+    /// # Errors
+    /// [`StoreError::GameNotFound`] or [`StoreError::TournamentNotFound`]; backend
+    /// failures.
+    async fn last_seq(&self, stream: Stream<'_>) -> Result<u64, StoreError>;
+
+    /// Adds a tournament's row together with the first events of its log (seqs 1, 2,
+    /// ...), in one atomic step; returns the last seq written.
+    ///
+    /// # Errors
+    /// [`StoreError::TournamentExists`] if the key is taken (nothing written),
+    /// [`StoreError::EmptyAppend`]; backend failures (nothing written either).
+    async fn create_tournament(
         &self,
-        game_id: &str,
-        expected_next_seq: u64,
+        record: TournamentRecord,
         payloads: Vec<Vec<u8>>,
-        summary: SummaryUpdate,
     ) -> Result<u64, StoreError>;
 
-    /// A game's events with `seq >= from_seq`, in seq order. `from_seq` 0 or 1 loads the
-    /// whole log; to resume after the last seen seq `s`, pass `s + 1`.
+    /// A tournament's row, if the tournament exists.
     ///
     /// # Errors
-    /// [`StoreError::GameNotFound`]; backend failures.
-    async fn load(&self, game_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>, StoreError>;
+    /// Backend failures.
+    async fn get_tournament(&self, key: &str) -> Result<Option<TournamentRecord>, StoreError>;
 
-    /// The seq of a game's last event (0 when its log is empty).
+    /// Every tournament's row, by key.
     ///
     /// # Errors
-    /// [`StoreError::GameNotFound`]; backend failures.
-    async fn last_seq(&self, game_id: &str) -> Result<u64, StoreError>;
+    /// Backend failures.
+    async fn list_tournaments(&self) -> Result<Vec<TournamentRecord>, StoreError>;
 
     /// Games passing `filter`, ordered as [`sort_games`] orders them (by event, round,
     /// board).

@@ -1,12 +1,78 @@
-//! The rows the store keeps: events and game metadata.
+//! The rows the store keeps: events, game and tournament metadata.
 
 use std::cmp::Ordering;
+use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// One recorded event of a game.
+/// Which log an append or a read is about: a game's or a tournament's. The two kinds are
+/// kept apart (their own rows and events), so a game id and a tournament key never meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stream<'a> {
+    /// A game's log, by game id.
+    Game(&'a str),
+    /// A tournament's log, by its key (`tournament::event_key` of its name).
+    Tournament(&'a str),
+}
+
+/// The kind of a [`Stream`], without its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StreamKind {
+    /// Games.
+    Game,
+    /// Tournaments.
+    Tournament,
+}
+
+impl<'a> Stream<'a> {
+    /// The stream of this kind and id.
+    #[must_use]
+    pub fn new(kind: StreamKind, id: &'a str) -> Self {
+        match kind {
+            StreamKind::Game => Stream::Game(id),
+            StreamKind::Tournament => Stream::Tournament(id),
+        }
+    }
+
+    /// Its kind.
+    #[must_use]
+    pub fn kind(self) -> StreamKind {
+        match self {
+            Stream::Game(_) => StreamKind::Game,
+            Stream::Tournament(_) => StreamKind::Tournament,
+        }
+    }
+
+    /// The refusal of a stream that does not exist.
+    #[must_use]
+    pub fn not_found(self) -> super::StoreError {
+        match self {
+            Stream::Game(id) => super::StoreError::GameNotFound(id.to_string()),
+            Stream::Tournament(key) => super::StoreError::TournamentNotFound(key.to_string()),
+        }
+    }
+
+    /// The game id or tournament key.
+    #[must_use]
+    pub fn id(self) -> &'a str {
+        match self {
+            Stream::Game(id) | Stream::Tournament(id) => id,
+        }
+    }
+}
+
+impl fmt::Display for Stream<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stream::Game(id) => write!(f, "game '{id}'"),
+            Stream::Tournament(key) => write!(f, "tournament '{key}'"),
+        }
+    }
+}
+
+/// One recorded event of a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEvent {
-    /// The game it belongs to.
+    /// The game (or tournament) it belongs to.
     pub game_id: String,
     /// Its sequence number: dense from 1 within the game.
     pub seq: u64,
@@ -37,7 +103,7 @@ pub struct GameRecord {
     pub metadata_json: String,
     /// The server's summary of the game (status, result, move count, last seq,
     /// position...), as JSON, replaced in the same transaction as each append made with
-    /// [`EventStore::append_with_summary`](super::EventStore::append_with_summary);
+    /// [`EventStore::append`](super::EventStore::append) with a summary;
     /// empty for rows written before summaries existed. The store never looks inside.
     /// The hub writes it when a game is created and with every append that finds or
     /// leaves the game finished: it is current for finished games, the only ones listed
@@ -45,8 +111,24 @@ pub struct GameRecord {
     pub summary_json: String,
 }
 
-/// What [`EventStore::append_with_summary`](super::EventStore::append_with_summary)
-/// writes to the game's row together with the events.
+/// A tournament's row: what the server needs to list tournaments without replaying them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TournamentRecord {
+    /// Its key (unique; derived from the name).
+    pub key: String,
+    /// Its name (the games' PDN Event).
+    pub name: String,
+    /// When it was created (UTC wall time, ms since the Unix epoch).
+    pub created_at_ms: i64,
+    /// Whether it has ended.
+    pub finished: bool,
+    /// The server's summary of it (JSON), replaced with appends that carry one. The store
+    /// never looks inside.
+    pub summary_json: String,
+}
+
+/// What [`EventStore::append`](super::EventStore::append) writes to the stream's row
+/// together with the events, when given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SummaryUpdate {
     /// The finished flag after the events.

@@ -10,8 +10,8 @@ use tokio::sync::{mpsc, oneshot};
 use super::checkpoint::Checkpointer;
 use super::writer::{self, Op, Reply, Request, from_sql_seq, to_sql_seq};
 use super::{
-    AliveMark, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, SummaryUpdate, schema,
-    sort_games,
+    AliveMark, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, Stream, SummaryUpdate,
+    TournamentRecord, schema, sort_games,
 };
 
 /// Tuning for [`SqliteStore`].
@@ -151,34 +151,19 @@ impl SqliteStore {
         rx.await.map_err(|_| StoreError::Closed)?
     }
 
-    /// Queues an append (with the row's summary, if given) for the writer's next batch.
-    async fn append_op(
-        &self,
-        game_id: &str,
-        expected_next_seq: u64,
-        payloads: Vec<Vec<u8>>,
-        summary: Option<SummaryUpdate>,
-    ) -> Result<u64, StoreError> {
-        if payloads.is_empty() {
-            return Err(StoreError::EmptyAppend);
-        }
-        let (reply, rx) = oneshot::channel();
-        let op = Op::Append {
-            game_id: game_id.to_string(),
-            expected_next_seq,
-            payloads,
-            summary,
-        };
-        self.submit(op, Reply::Seq(reply)).await?;
-        rx.await.map_err(|_| StoreError::Closed)?
-    }
-
     async fn submit(&self, op: Op, reply: Reply) -> Result<(), StoreError> {
         self.inner
             .tx
             .send(Request { op, reply })
             .await
             .map_err(|_| StoreError::Closed)
+    }
+
+    /// Queues a write answered with a seq for the writer's next batch.
+    async fn write_seq(&self, op: Op) -> Result<u64, StoreError> {
+        let (reply, rx) = oneshot::channel();
+        self.submit(op, Reply::Seq(reply)).await?;
+        rx.await.map_err(|_| StoreError::Closed)?
     }
 
     async fn write_unit(&self, op: Op) -> Result<(), StoreError> {
@@ -230,13 +215,8 @@ impl EventStore for SqliteStore {
         if payloads.is_empty() {
             return Err(StoreError::EmptyAppend);
         }
-        let (reply, rx) = oneshot::channel();
-        self.submit(
-            Op::CreateGameWithEvents { record, payloads },
-            Reply::Seq(reply),
-        )
-        .await?;
-        rx.await.map_err(|_| StoreError::Closed)?
+        self.write_seq(Op::CreateGameWithEvents { record, payloads })
+            .await
     }
 
     async fn update_game(
@@ -266,32 +246,36 @@ impl EventStore for SqliteStore {
 
     async fn append(
         &self,
-        game_id: &str,
+        stream: Stream<'_>,
         expected_next_seq: u64,
         payloads: Vec<Vec<u8>>,
+        summary: Option<SummaryUpdate>,
     ) -> Result<u64, StoreError> {
-        self.append_op(game_id, expected_next_seq, payloads, None)
-            .await
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        self.write_seq(Op::Append {
+            kind: stream.kind(),
+            game_id: stream.id().to_string(),
+            expected_next_seq,
+            payloads,
+            summary,
+        })
+        .await
     }
 
-    async fn append_with_summary(
+    async fn load(
         &self,
-        game_id: &str,
-        expected_next_seq: u64,
-        payloads: Vec<Vec<u8>>,
-        summary: SummaryUpdate,
-    ) -> Result<u64, StoreError> {
-        self.append_op(game_id, expected_next_seq, payloads, Some(summary))
-            .await
-    }
-
-    async fn load(&self, game_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>, StoreError> {
-        let game_id = game_id.to_string();
+        stream: Stream<'_>,
+        from_seq: u64,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let (kind, id) = (stream.kind(), stream.id().to_string());
         self.read(move |conn| {
+            let stream = Stream::new(kind, &id);
             // Past i64::MAX there is nothing to load: an empty range, not an error.
             let from = to_sql_seq(from_seq).unwrap_or(i64::MAX);
-            let mut stmt = conn.prepare_cached(schema::SELECT_EVENTS_FROM)?;
-            let rows = stmt.query_map(rusqlite::params![game_id, from], |r| {
+            let mut stmt = conn.prepare_cached(writer::sql(stream).events_from)?;
+            let rows = stmt.query_map(rusqlite::params![id, from], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, i64>(1)?,
@@ -309,24 +293,56 @@ impl EventStore for SqliteStore {
                     other => other,
                 })?;
                 events.push(StoredEvent {
-                    game_id: game_id.clone(),
+                    game_id: id.clone(),
                     seq: from_sql_seq(seq)?,
                     payload,
                     written_at_ms,
                 });
             }
-            if events.is_empty() && !writer::game_exists(conn, &game_id)? {
-                return Err(StoreError::GameNotFound(game_id));
+            if events.is_empty() && !writer::row_exists(conn, stream)? {
+                return Err(stream.not_found());
             }
             Ok(events)
         })
         .await
     }
 
-    async fn last_seq(&self, game_id: &str) -> Result<u64, StoreError> {
-        let game_id = game_id.to_string();
-        self.read(move |conn| writer::last_seq(conn, &game_id))
+    async fn last_seq(&self, stream: Stream<'_>) -> Result<u64, StoreError> {
+        let (kind, id) = (stream.kind(), stream.id().to_string());
+        self.read(move |conn| writer::last_seq(conn, Stream::new(kind, &id)))
             .await
+    }
+
+    async fn create_tournament(
+        &self,
+        record: TournamentRecord,
+        payloads: Vec<Vec<u8>>,
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        self.write_seq(Op::CreateTournament { record, payloads })
+            .await
+    }
+
+    async fn get_tournament(&self, key: &str) -> Result<Option<TournamentRecord>, StoreError> {
+        let key = key.to_string();
+        self.read(move |conn| {
+            Ok(conn
+                .prepare_cached(&format!("{SELECT_TOURNAMENTS} WHERE key = ?1"))?
+                .query_row([key], tournament_row)
+                .optional()?)
+        })
+        .await
+    }
+
+    async fn list_tournaments(&self) -> Result<Vec<TournamentRecord>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(&format!("{SELECT_TOURNAMENTS} ORDER BY key"))?;
+            let rows = stmt.query_map([], tournament_row)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
     }
 
     async fn close(&self) -> Result<(), StoreError> {
@@ -473,6 +489,20 @@ fn checked_alive_mark(
 const SELECT_GAMES: &str =
     "SELECT game_id, created_at_ms, event, round, board, finished, metadata_json, summary_json
      FROM games";
+
+const SELECT_TOURNAMENTS: &str =
+    "SELECT key, name, created_at_ms, finished, summary_json FROM tournaments";
+
+/// Reads a `tournaments` row.
+fn tournament_row(r: &Row<'_>) -> rusqlite::Result<TournamentRecord> {
+    Ok(TournamentRecord {
+        key: r.get(0)?,
+        name: r.get(1)?,
+        created_at_ms: r.get(2)?,
+        finished: r.get(3)?,
+        summary_json: r.get(4)?,
+    })
+}
 
 /// Reads a `games` row; the inner result reports an out-of-range board.
 fn game_row(r: &Row<'_>) -> rusqlite::Result<Result<GameRecord, StoreError>> {

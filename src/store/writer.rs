@@ -20,7 +20,11 @@ use tokio::sync::{mpsc, oneshot};
 use super::checkpoint::Checkpointer;
 use super::record::now_ms;
 use super::schema;
-use super::{AliveMark, CommitObserver, GameRecord, StoreError, SummaryUpdate};
+use super::schema::StreamSql;
+use super::{
+    AliveMark, CommitObserver, GameRecord, StoreError, Stream, StreamKind, SummaryUpdate,
+    TournamentRecord,
+};
 
 /// A caller waiting for its answer.
 pub enum Reply {
@@ -47,16 +51,25 @@ impl Reply {
 
 /// A write request.
 pub enum Op {
-    /// Append events to a game's log.
+    /// Append events to a stream's log.
     Append {
-        /// The game.
+        /// Whose log: a game's or a tournament's.
+        kind: StreamKind,
+        /// The game (or tournament).
         game_id: String,
         /// The seq the first payload takes.
         expected_next_seq: u64,
         /// The events, never empty (checked before queueing).
         payloads: Vec<Vec<u8>>,
-        /// The game row's finished flag and summary, written in the same transaction.
+        /// The row's finished flag and summary, written in the same transaction.
         summary: Option<SummaryUpdate>,
+    },
+    /// Insert a tournament's row and the first events of its log, in one transaction.
+    CreateTournament {
+        /// The tournament's row.
+        record: TournamentRecord,
+        /// Its first events (seqs 1, 2, ...), never empty (checked before queueing).
+        payloads: Vec<Vec<u8>>,
     },
     /// Insert a game row.
     CreateGame(GameRecord),
@@ -323,16 +336,18 @@ fn apply<'a>(
 ) -> Result<u64, StoreError> {
     match op {
         Op::Append {
+            kind: StreamKind::Game,
             game_id,
             expected_next_seq,
             payloads,
             summary,
         } => {
             let next = *expected_next_seq;
+            let stream = Stream::Game(game_id);
             // The seq this writer committed (or staged) last for the game is `next - 1`.
             let continues = next > 0 && staged.last(known, game_id) == Some(next - 1);
             let seq = if continues {
-                match insert_events(conn, game_id, next - 1, payloads, written_at_ms) {
+                match insert_events(conn, stream, next - 1, payloads, written_at_ms) {
                     // Someone else wrote this seq: nothing of this append went in.
                     Err(refused @ StoreError::Conflict { .. }) => {
                         staged.last.insert(game_id, None);
@@ -341,20 +356,61 @@ fn apply<'a>(
                     inserted => inserted?,
                 }
             } else {
-                if !continues_log(conn, game_id, next)? {
+                if !continues_log(conn, stream, next)? {
                     staged.last.insert(game_id, None);
-                    return Err(conflict(conn, game_id, next)?);
+                    return Err(conflict(conn, stream, next)?);
                 }
-                insert_events(conn, game_id, next - 1, payloads, written_at_ms)?
+                insert_events(conn, stream, next - 1, payloads, written_at_ms)?
             };
             staged.last.insert(game_id, Some(seq));
             if let Some(s) = summary {
-                conn.prepare_cached(
-                    "UPDATE games SET finished = ?2, summary_json = ?3 WHERE game_id = ?1",
-                )?
-                .execute(params![game_id, s.finished, s.summary_json])?;
+                set_summary(conn, stream, s)?;
             }
             Ok(seq)
+        }
+        // A tournament's appends are few (an arbiter's commands, a game's result): they
+        // check the seq in the database every time.
+        Op::Append {
+            kind: StreamKind::Tournament,
+            game_id: key,
+            expected_next_seq,
+            payloads,
+            summary,
+        } => {
+            let next = *expected_next_seq;
+            let stream = Stream::Tournament(key);
+            if !continues_log(conn, stream, next)? {
+                return Err(conflict(conn, stream, next)?);
+            }
+            let seq = insert_events(conn, stream, next - 1, payloads, written_at_ms)?;
+            if let Some(s) = summary {
+                set_summary(conn, stream, s)?;
+            }
+            Ok(seq)
+        }
+        Op::CreateTournament { record, payloads } => {
+            let stream = Stream::Tournament(&record.key);
+            if row_exists(conn, stream)? {
+                return Err(StoreError::TournamentExists(record.key.clone()));
+            }
+            conn.prepare_cached(
+                "INSERT INTO tournaments (key, name, created_at_ms, finished, summary_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![
+                record.key,
+                record.name,
+                record.created_at_ms,
+                record.finished,
+                record.summary_json
+            ])?;
+            insert_events(conn, stream, 0, payloads, written_at_ms).map_err(|e| match e {
+                StoreError::Conflict { .. } => StoreError::Corrupt(format!(
+                    "{}: events of a tournament just created",
+                    record.key
+                )),
+                e => e,
+            })
         }
         Op::CreateGame(game) => {
             insert_game(conn, game)?;
@@ -366,16 +422,20 @@ fn apply<'a>(
             // went in is an engine error, and the batch is replayed without this request.
             insert_game(conn, record)?;
             // The row went in: no refusal may pass for "nothing written" now.
-            let seq =
-                insert_events(conn, &record.game_id, 0, payloads, written_at_ms).map_err(|e| {
-                    match e {
-                        StoreError::Conflict { .. } => StoreError::Corrupt(format!(
-                            "{}: events of a game just created",
-                            record.game_id
-                        )),
-                        e => e,
-                    }
-                })?;
+            let seq = insert_events(
+                conn,
+                Stream::Game(&record.game_id),
+                0,
+                payloads,
+                written_at_ms,
+            )
+            .map_err(|e| match e {
+                StoreError::Conflict { .. } => StoreError::Corrupt(format!(
+                    "{}: events of a game just created",
+                    record.game_id
+                )),
+                e => e,
+            })?;
             staged.last.insert(&record.game_id, Some(seq));
             Ok(seq)
         }
@@ -410,6 +470,25 @@ fn apply<'a>(
     }
 }
 
+/// Replaces a stream's row's finished flag and summary.
+fn set_summary(
+    conn: &Connection,
+    stream: Stream<'_>,
+    summary: &SummaryUpdate,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(sql(stream).set_summary)?
+        .execute(params![stream.id(), summary.finished, summary.summary_json])?;
+    Ok(())
+}
+
+/// The statements of a stream's kind.
+pub fn sql(stream: Stream<'_>) -> &'static StreamSql {
+    match stream.kind() {
+        StreamKind::Game => &schema::GAME_SQL,
+        StreamKind::Tournament => &schema::TOURNAMENT_SQL,
+    }
+}
+
 /// Inserts a game row, refusing a taken id before writing.
 fn insert_game(conn: &Connection, game: &GameRecord) -> Result<(), StoreError> {
     if game_exists(conn, &game.game_id)? {
@@ -433,11 +512,11 @@ fn insert_game(conn: &Connection, game: &GameRecord) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The refusal of an append whose `next` is not the seq its game's log takes next.
-fn conflict(conn: &Connection, game_id: &str, next: u64) -> Result<StoreError, StoreError> {
+/// The refusal of an append whose `next` is not the seq its stream's log takes next.
+fn conflict(conn: &Connection, stream: Stream<'_>, next: u64) -> Result<StoreError, StoreError> {
     Ok(StoreError::Conflict {
         expected: next,
-        actual: last_seq(conn, game_id)? + 1,
+        actual: last_seq(conn, stream)? + 1,
     })
 }
 
@@ -448,24 +527,27 @@ fn conflict(conn: &Connection, game_id: &str, next: u64) -> Result<StoreError, S
 /// refused it and SQLite backed out that statement alone, so nothing was written.
 fn insert_events(
     conn: &Connection,
-    game_id: &str,
+    stream: Stream<'_>,
     last: u64,
     payloads: &[Vec<u8>],
     written_at_ms: i64,
 ) -> Result<u64, StoreError> {
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO events (game_id, seq, written_at_ms, payload) VALUES (?1, ?2, ?3, ?4)",
-    )?;
+    let mut insert = conn.prepare_cached(sql(stream).insert_event)?;
     let mut seq = last;
     for payload in payloads {
         seq += 1;
-        match insert.execute(params![game_id, to_sql_seq(seq)?, written_at_ms, payload]) {
+        match insert.execute(params![
+            stream.id(),
+            to_sql_seq(seq)?,
+            written_at_ms,
+            payload
+        ]) {
             Ok(_) => {}
             Err(rusqlite::Error::SqliteFailure(e, _))
                 if seq == last + 1
                     && e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
             {
-                return Err(conflict(conn, game_id, seq)?);
+                return Err(conflict(conn, stream, seq)?);
             }
             Err(e) => return Err(e.into()),
         }
@@ -473,8 +555,8 @@ fn insert_events(
     Ok(seq)
 }
 
-/// Whether `next` is the seq a game's log takes next: seq `next - 1` is there (or the
-/// game exists and `next` is 1) and `next` is not. Seqs are dense, so this is
+/// Whether `next` is the seq a stream's log takes next: seq `next - 1` is there (or the
+/// stream exists and `next` is 1) and `next` is not. Seqs are dense, so this is
 /// `last_seq + 1 == next`, asked with two lookups of the whole `(game_id, seq)` key.
 ///
 /// Why not `MAX(seq)`: a lookup on a prefix of the key is planned with the bundled
@@ -484,15 +566,16 @@ fn insert_events(
 /// [`last_seq`] is only asked when this says no, to name the seq expected.
 ///
 /// # Errors
-/// [`StoreError::GameNotFound`] if `next` is 1 and the game does not exist.
-fn continues_log(conn: &Connection, game_id: &str, next: u64) -> Result<bool, StoreError> {
+/// [`StoreError::GameNotFound`] (or `TournamentNotFound`) if `next` is 1 and the stream
+/// does not exist.
+fn continues_log(conn: &Connection, stream: Stream<'_>, next: u64) -> Result<bool, StoreError> {
     let Some(previous) = next.checked_sub(1) else {
         return Ok(false);
     };
-    let mut has = conn.prepare_cached(schema::SELECT_SEQ_PRESENT)?;
+    let mut has = conn.prepare_cached(sql(stream).seq_present)?;
     let mut has_event = |seq: u64| -> Result<bool, StoreError> {
         Ok(has
-            .query_row(params![game_id, to_sql_seq(seq)?], |_| Ok(()))
+            .query_row(params![stream.id(), to_sql_seq(seq)?], |_| Ok(()))
             .optional()?
             .is_some())
     };
@@ -500,35 +583,40 @@ fn continues_log(conn: &Connection, game_id: &str, next: u64) -> Result<bool, St
         return Ok(false);
     }
     if previous == 0 {
-        if game_exists(conn, game_id)? {
+        if row_exists(conn, stream)? {
             return Ok(true);
         }
-        return Err(StoreError::GameNotFound(game_id.to_string()));
+        return Err(stream.not_found());
     }
     has_event(previous)
 }
 
-/// The last seq of a game's log (0 if empty).
+/// The last seq of a stream's log (0 if empty).
 ///
 /// # Errors
-/// [`StoreError::GameNotFound`] if the game does not exist.
-pub fn last_seq(conn: &Connection, game_id: &str) -> Result<u64, StoreError> {
+/// [`StoreError::GameNotFound`] (or `TournamentNotFound`) if the stream does not exist.
+pub fn last_seq(conn: &Connection, stream: Stream<'_>) -> Result<u64, StoreError> {
     let last: Option<i64> = conn
-        .prepare_cached("SELECT MAX(seq) FROM events WHERE game_id = ?1")?
-        .query_row([game_id], |r| r.get(0))?;
+        .prepare_cached(sql(stream).max_seq)?
+        .query_row([stream.id()], |r| r.get(0))?;
     match last {
         Some(seq) => from_sql_seq(seq),
-        // An empty log: the game may still exist (created, no event yet).
-        None if game_exists(conn, game_id)? => Ok(0),
-        None => Err(StoreError::GameNotFound(game_id.to_string())),
+        // An empty log: the stream may still exist (created, no event yet).
+        None if row_exists(conn, stream)? => Ok(0),
+        None => Err(stream.not_found()),
     }
 }
 
 /// Whether a game row exists.
 pub fn game_exists(conn: &Connection, game_id: &str) -> Result<bool, StoreError> {
+    row_exists(conn, Stream::Game(game_id))
+}
+
+/// Whether a stream's row exists.
+pub fn row_exists(conn: &Connection, stream: Stream<'_>) -> Result<bool, StoreError> {
     Ok(conn
-        .prepare_cached("SELECT 1 FROM games WHERE game_id = ?1")?
-        .query_row([game_id], |_| Ok(()))
+        .prepare_cached(sql(stream).row_exists)?
+        .query_row([stream.id()], |_| Ok(()))
         .optional()?
         .is_some())
 }
@@ -561,6 +649,7 @@ mod tests {
 
     fn append(game: &str, next: u64, n: usize) -> Op {
         Op::Append {
+            kind: StreamKind::Game,
             game_id: game.into(),
             expected_next_seq: next,
             payloads: (0..n).map(|i| format!("{game}-{i}").into_bytes()).collect(),
@@ -668,8 +757,8 @@ mod tests {
         assert!(matches!(answer(a4), Err(StoreError::GameNotFound(_))));
         assert_eq!(answer(a5).expect("b 1..=3"), 3);
 
-        assert_eq!(last_seq(&conn, "a").expect("a"), 3);
-        assert_eq!(last_seq(&conn, "b").expect("b"), 3);
+        assert_eq!(last_seq(&conn, Stream::Game("a")).expect("a"), 3);
+        assert_eq!(last_seq(&conn, Stream::Game("b")).expect("b"), 3);
         let rows: i64 = conn
             .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
             .expect("count");
@@ -694,6 +783,7 @@ mod tests {
 
         let (r1, a1) = request(append("a", 1, 1));
         let (r2, a2) = request(Op::Append {
+            kind: StreamKind::Game,
             game_id: "b".into(),
             expected_next_seq: 1,
             payloads: vec![b"good".to_vec(), b"good".to_vec(), b"bad".to_vec()],
@@ -705,11 +795,11 @@ mod tests {
         assert!(matches!(answer(a2), Err(StoreError::Database(_))));
         assert_eq!(answer(a3).expect("a 2"), 2);
         assert_eq!(
-            last_seq(&conn, "b").expect("b"),
+            last_seq(&conn, Stream::Game("b")).expect("b"),
             0,
             "b's partial rows rolled back"
         );
-        assert_eq!(last_seq(&conn, "a").expect("a"), 2);
+        assert_eq!(last_seq(&conn, Stream::Game("a")).expect("a"), 2);
     }
 
     /// The durability promise rests on these two settings of the writer's connection.
@@ -761,7 +851,7 @@ mod tests {
         assert_eq!(answer(a1).expect("a with 2 events"), 2);
         assert!(matches!(answer(a2), Err(StoreError::Database(_))));
         assert!(matches!(answer(a3), Err(StoreError::GameExists(id)) if id == "a"));
-        assert_eq!(last_seq(&conn, "a").expect("a"), 2);
+        assert_eq!(last_seq(&conn, Stream::Game("a")).expect("a"), 2);
         assert!(
             !game_exists(&conn, "b").expect("query"),
             "b's row rolled back with its events"
@@ -847,7 +937,7 @@ mod tests {
         let (r, a) = request(append("a", 7, 1));
         write_batch(&mut conn, std::iter::once(r), None, &mut known);
         assert_eq!(conflict_seqs(answer(a)), Some((7, 21)));
-        assert_eq!(last_seq(&conn, "a").expect("a"), 20);
+        assert_eq!(last_seq(&conn, Stream::Game("a")).expect("a"), 20);
         // A writer that starts over (a restart) checks against the log.
         let mut fresh = KnownSeqs::default();
         let (r, a) = request(append("a", 21, 1));

@@ -22,7 +22,7 @@ use draughts_arbiter::game::{
 use draughts_arbiter::hub::metrics::Metrics;
 use draughts_arbiter::hub::{Clocks, GameHandle, GameMeta, Hub, HubConfig};
 use draughts_arbiter::rules::Variant;
-use draughts_arbiter::store::{BootStamp, EventStore, SqliteStore};
+use draughts_arbiter::store::{BootStamp, EventStore, SqliteStore, Stream};
 use tonic::transport::{Channel, Endpoint};
 
 use crate::common::pg::TestDb;
@@ -138,7 +138,7 @@ async fn white_and_rate(game: &GameHandle) -> (i64, i64) {
 
 async fn events(store: &dyn EventStore, id: &str) -> Vec<GameEvent> {
     store
-        .load(id, 1)
+        .load(Stream::Game(id), 1)
         .await
         .expect("log")
         .iter()

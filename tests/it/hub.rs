@@ -13,7 +13,7 @@ use draughts_arbiter::api::pb::broadcast_service_client::BroadcastServiceClient;
 use draughts_arbiter::api::pb::game_service_client::GameServiceClient;
 use draughts_arbiter::server::config::{Config, FileConfig};
 use draughts_arbiter::server::run::run;
-use draughts_arbiter::store::{EventStore, SqliteStore};
+use draughts_arbiter::store::{EventStore, SqliteStore, Stream};
 use tokio_stream::StreamExt;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Request, Streaming};
@@ -158,7 +158,7 @@ fn deadline(i: u64) -> Duration {
 /// The log, GetGame and a watcher from seq 0 agree on every event of a game.
 async fn agree(s: &Server, id: &str) {
     let game = get(s, id).await;
-    let log = s.store.load(id, 1).await.expect("log");
+    let log = s.store.load(Stream::Game(id), 1).await.expect("log");
     assert_eq!(log.len() as u64, game.last_seq, "log and GetGame");
     let mut watcher = watch(s, id, 0).await;
     let mut seqs = Vec::new();

@@ -13,7 +13,7 @@ use draughts_arbiter::hub::metrics::Metrics;
 use draughts_arbiter::hub::{GameMeta, Hub, HubConfig, Watch, WatchEnd, WatchItem};
 use draughts_arbiter::notation::movetext::write_move_full;
 use draughts_arbiter::rules::Variant;
-use draughts_arbiter::store::{EventStore, MemoryStore};
+use draughts_arbiter::store::{EventStore, MemoryStore, Stream};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -160,7 +160,7 @@ async fn run(ops: Vec<Op>) {
                 }
             }
             Op::Join(from) => {
-                let last = store.last_seq("g").await.expect("log");
+                let last = store.last_seq(Stream::Game("g")).await.expect("log");
                 let from = u64::from(from) % (last + 1);
                 if let Ok(watch) = game.watch(from).await {
                     followers.push(Follower {
@@ -200,7 +200,7 @@ async fn run(ops: Vec<Op>) {
             tokio::task::yield_now().await;
         }
         let live = game.read(|s, _| s.last_seq()).await.expect("read");
-        let log = store.load("g", 1).await.expect("log");
+        let log = store.load(Stream::Game("g"), 1).await.expect("log");
         assert_eq!(live, log.len() as u64, "the live state is the log");
         assert!(
             log.iter().zip(1..).all(|(e, seq)| e.seq == seq),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use draughts_arbiter::store::{
-    EventStore, GameRecord, POSTGRES_GROUP_APPEND, PostgresStore, StoreError,
+    EventStore, GameRecord, POSTGRES_GROUP_APPEND, PostgresStore, StoreError, Stream,
 };
 
 use crate::common::pg::TestDb;
@@ -64,13 +64,25 @@ async fn a_game_has_one_owner_and_others_are_told_who() {
         other => panic!("expected Fenced naming node-a, got {other:?}"),
     }
     // A node that does not hold the lease cannot append, whatever seq it names.
-    let refused = b.append("g", 2, vec![b"b".to_vec()]).await;
+    let refused = b
+        .append(Stream::Game("g"), 2, vec![b"b".to_vec()], None)
+        .await;
     assert!(
         matches!(refused, Err(StoreError::Fenced { .. })),
         "{refused:?}"
     );
-    assert_eq!(a.append("g", 2, vec![b"e2".to_vec()]).await.expect("a"), 2);
-    assert_eq!(b.last_seq("g").await.expect("reads work anywhere"), 2);
+    assert_eq!(
+        a.append(Stream::Game("g"), 2, vec![b"e2".to_vec()], None)
+            .await
+            .expect("a"),
+        2
+    );
+    assert_eq!(
+        b.last_seq(Stream::Game("g"))
+            .await
+            .expect("reads work anywhere"),
+        2
+    );
     assert!(matches!(
         b.acquire("nope").await,
         Err(StoreError::GameNotFound(_))
@@ -99,7 +111,9 @@ async fn a_paused_owner_that_lost_its_lease_is_fenced() {
     assert_eq!(b.epoch_of("g"), Some(2), "the takeover bumps the epoch");
     assert!(a.holds("g"), "a has not noticed yet (it was paused)");
 
-    let stale = a.append("g", 2, vec![b"a2".to_vec()]).await;
+    let stale = a
+        .append(Stream::Game("g"), 2, vec![b"a2".to_vec()], None)
+        .await;
     match stale {
         Err(StoreError::Fenced {
             owner: Some((node, _)),
@@ -109,8 +123,13 @@ async fn a_paused_owner_that_lost_its_lease_is_fenced() {
     }
     assert!(!a.holds("g"), "a stops serving the game at once");
     assert_eq!(losses.try_recv().expect("loss announced"), "g");
-    assert_eq!(b.append("g", 2, vec![b"b2".to_vec()]).await.expect("b"), 2);
-    let log = b.load("g", 1).await.expect("load");
+    assert_eq!(
+        b.append(Stream::Game("g"), 2, vec![b"b2".to_vec()], None)
+            .await
+            .expect("b"),
+        2
+    );
+    let log = b.load(Stream::Game("g"), 1).await.expect("load");
     let payloads: Vec<&[u8]> = log.iter().map(|e| e.payload.as_slice()).collect();
     assert_eq!(payloads, [b"a1".as_slice(), b"b2".as_slice()]);
     a.close().await.expect("close a");
@@ -133,7 +152,7 @@ async fn leases_renew_and_a_lost_renewal_drops_the_game() {
     let mut next = 1;
     let until = Instant::now() + lease * 3;
     while Instant::now() < until {
-        a.append("g", next, vec![b"a".to_vec()])
+        a.append(Stream::Game("g"), next, vec![b"a".to_vec()], None)
             .await
             .expect("the owner keeps writing past its first lease");
         next += 1;
@@ -261,9 +280,14 @@ async fn a_survey_tells_followers_where_their_games_stand() {
             .await
             .expect("create");
     }
-    a.append("g1", 2, vec![b"e2".to_vec(), b"e3".to_vec()])
-        .await
-        .expect("append");
+    a.append(
+        Stream::Game("g1"),
+        2,
+        vec![b"e2".to_vec(), b"e3".to_vec()],
+        None,
+    )
+    .await
+    .expect("append");
     a.update_game("g3", true, None).await.expect("g3 finished");
     let ids: Vec<String> = ["g1", "g2", "g3", "unknown"].map(String::from).to_vec();
     let mut standings = b.survey(&ids).await.expect("survey");
@@ -351,12 +375,15 @@ async fn three_nodes_racing_for_one_game_never_fork_it() {
                 if step() % 10 == 0 {
                     expire(&db, "g").await;
                 }
-                let next = match node.last_seq("g").await {
+                let next = match node.last_seq(Stream::Game("g")).await {
                     Ok(last) => last + 1,
                     Err(e) => panic!("{e}"),
                 };
                 let payload = format!("{i}:{epoch}:{next}").into_bytes();
-                match node.append("g", next, vec![payload.clone()]).await {
+                match node
+                    .append(Stream::Game("g"), next, vec![payload.clone()], None)
+                    .await
+                {
                     Ok(seq) => acked.push((seq, payload)),
                     Err(StoreError::Fenced { .. }) => fenced += 1,
                     Err(StoreError::Conflict { .. }) => {}
@@ -374,7 +401,7 @@ async fn three_nodes_racing_for_one_game_never_fork_it() {
         acked.extend(mine);
         fenced += f;
     }
-    let log = nodes[0].load("g", 1).await.expect("load");
+    let log = nodes[0].load(Stream::Game("g"), 1).await.expect("load");
     let mut owner_of_epoch: BTreeMap<u64, String> = BTreeMap::new();
     let mut last_epoch = 0;
     for (i, event) in log.iter().enumerate() {
@@ -455,7 +482,14 @@ async fn group_appends_refuse_only_their_own_bad_members() {
                 let seq = if id == stale { next[id] - 1 } else { next[id] };
                 let id = id.clone();
                 async move {
-                    let r = a.append(&id, seq, vec![b"x".to_vec(), b"y".to_vec()]).await;
+                    let r = a
+                        .append(
+                            Stream::Game(&id),
+                            seq,
+                            vec![b"x".to_vec(), b"y".to_vec()],
+                            None,
+                        )
+                        .await;
                     (id, r)
                 }
             });
@@ -479,14 +513,14 @@ async fn group_appends_refuse_only_their_own_bad_members() {
     }
     for id in &ids {
         let seqs: Vec<u64> = a
-            .load(id, 1)
+            .load(Stream::Game(id), 1)
             .await
             .expect("load")
             .iter()
             .map(|e| e.seq)
             .collect();
         let last = if taken.contains(id) {
-            a.last_seq(id).await.expect("last")
+            a.last_seq(Stream::Game(id)).await.expect("last")
         } else {
             next[id] - 1
         };

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use draughts_arbiter::store::{
     AliveMark, BootStamp, EventStore, GameFilter, GameRecord, MemoryStore, SqliteStore, StoreError,
-    SummaryUpdate,
+    Stream, SummaryUpdate, TournamentRecord,
 };
 use tokio::task::JoinSet;
 
@@ -44,7 +44,7 @@ fn ids(games: &[GameRecord]) -> Vec<&str> {
 
 /// Checks that a game's log is exactly seqs 1..=n with the payloads `payload` makes.
 async fn assert_dense(store: &dyn EventStore, game_id: &str, n: u64) {
-    let events = store.load(game_id, 0).await.expect("load");
+    let events = store.load(Stream::Game(game_id), 0).await.expect("load");
     let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, (1..=n).collect::<Vec<_>>(), "log of {game_id}");
     for e in &events {
@@ -56,7 +56,13 @@ async fn assert_dense(store: &dyn EventStore, game_id: &str, n: u64) {
             e.seq
         );
     }
-    assert_eq!(store.last_seq(game_id).await.expect("last seq"), n);
+    assert_eq!(
+        store
+            .last_seq(Stream::Game(game_id))
+            .await
+            .expect("last seq"),
+        n
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -68,21 +74,27 @@ async fn seqs_are_dense_from_one(store: &dyn EventStore) {
         .create_game(game("g", "Open", "1", 1))
         .await
         .expect("create");
-    assert_eq!(store.last_seq("g").await.expect("empty log"), 0);
     assert_eq!(
-        store.append("g", 1, payloads("g", 1, 1)).await.expect("1"),
+        store.last_seq(Stream::Game("g")).await.expect("empty log"),
+        0
+    );
+    assert_eq!(
+        store
+            .append(Stream::Game("g"), 1, payloads("g", 1, 1), None)
+            .await
+            .expect("1"),
         1
     );
     assert_eq!(
         store
-            .append("g", 2, payloads("g", 2, 3))
+            .append(Stream::Game("g"), 2, payloads("g", 2, 3), None)
             .await
             .expect("2..=4"),
         4
     );
     assert_eq!(
         store
-            .append("g", 5, payloads("g", 5, 2))
+            .append(Stream::Game("g"), 5, payloads("g", 5, 2), None)
             .await
             .expect("5..=6"),
         6
@@ -96,12 +108,12 @@ async fn conflict_is_refused_and_writes_nothing(store: &dyn EventStore) {
         .await
         .expect("create");
     store
-        .append("g", 1, payloads("g", 1, 2))
+        .append(Stream::Game("g"), 1, payloads("g", 1, 2), None)
         .await
         .expect("1..=2");
     for stale in [0, 1, 2, 4, 100] {
         let err = store
-            .append("g", stale, payloads("g", stale, 3))
+            .append(Stream::Game("g"), stale, payloads("g", stale, 3), None)
             .await
             .expect_err("stale or future seq refused");
         assert!(
@@ -111,7 +123,10 @@ async fn conflict_is_refused_and_writes_nothing(store: &dyn EventStore) {
     }
     assert_dense(store, "g", 2).await;
     assert_eq!(
-        store.append("g", 3, payloads("g", 3, 1)).await.expect("3"),
+        store
+            .append(Stream::Game("g"), 3, payloads("g", 3, 1), None)
+            .await
+            .expect("3"),
         3
     );
     assert_dense(store, "g", 3).await;
@@ -119,7 +134,7 @@ async fn conflict_is_refused_and_writes_nothing(store: &dyn EventStore) {
 
 async fn bad_appends_are_refused(store: &dyn EventStore) {
     let err = store
-        .append("nobody", 1, payloads("nobody", 1, 1))
+        .append(Stream::Game("nobody"), 1, payloads("nobody", 1, 1), None)
         .await
         .expect_err("unknown game");
     assert!(
@@ -131,14 +146,20 @@ async fn bad_appends_are_refused(store: &dyn EventStore) {
         .await
         .expect("create");
     let err = store
-        .append("g", 1, Vec::new())
+        .append(Stream::Game("g"), 1, Vec::new(), None)
         .await
         .expect_err("empty append");
     assert!(matches!(err, StoreError::EmptyAppend), "{err}");
-    assert_eq!(store.last_seq("g").await.expect("last"), 0);
-    let err = store.load("nobody", 0).await.expect_err("unknown game");
+    assert_eq!(store.last_seq(Stream::Game("g")).await.expect("last"), 0);
+    let err = store
+        .load(Stream::Game("nobody"), 0)
+        .await
+        .expect_err("unknown game");
     assert!(matches!(err, StoreError::GameNotFound(_)), "{err}");
-    let err = store.last_seq("nobody").await.expect_err("unknown game");
+    let err = store
+        .last_seq(Stream::Game("nobody"))
+        .await
+        .expect_err("unknown game");
     assert!(matches!(err, StoreError::GameNotFound(_)), "{err}");
 }
 
@@ -148,21 +169,41 @@ async fn load_from_a_middle_seq(store: &dyn EventStore) {
         .await
         .expect("create");
     store
-        .append("g", 1, payloads("g", 1, 10))
+        .append(Stream::Game("g"), 1, payloads("g", 1, 10), None)
         .await
         .expect("1..=10");
-    let tail = store.load("g", 7).await.expect("load from 7");
+    let tail = store.load(Stream::Game("g"), 7).await.expect("load from 7");
     assert_eq!(
         tail.iter().map(|e| e.seq).collect::<Vec<_>>(),
         [7, 8, 9, 10]
     );
     assert_eq!(tail[0].payload, payload("g", 7));
-    assert_eq!(store.load("g", 1).await.expect("from 1").len(), 10);
-    assert_eq!(store.load("g", 0).await.expect("from 0").len(), 10);
-    assert!(store.load("g", 11).await.expect("past the end").is_empty());
+    assert_eq!(
+        store
+            .load(Stream::Game("g"), 1)
+            .await
+            .expect("from 1")
+            .len(),
+        10
+    );
+    assert_eq!(
+        store
+            .load(Stream::Game("g"), 0)
+            .await
+            .expect("from 0")
+            .len(),
+        10
+    );
     assert!(
         store
-            .load("g", u64::MAX)
+            .load(Stream::Game("g"), 11)
+            .await
+            .expect("past the end")
+            .is_empty()
+    );
+    assert!(
+        store
+            .load(Stream::Game("g"), u64::MAX)
             .await
             .expect("far past")
             .is_empty()
@@ -270,7 +311,10 @@ async fn duplicate_game_is_refused(store: &dyn EventStore) {
         .create_game(game("g", "Open", "1", 1))
         .await
         .expect("create");
-    store.append("g", 1, payloads("g", 1, 1)).await.expect("1");
+    store
+        .append(Stream::Game("g"), 1, payloads("g", 1, 1), None)
+        .await
+        .expect("1");
     let err = store
         .create_game(game("g", "Other", "9", 9))
         .await
@@ -311,7 +355,10 @@ async fn game_created_with_its_first_events(store: &dyn EventStore) {
     assert!(matches!(err, StoreError::EmptyAppend), "{err}");
     assert!(store.get_game("h").await.expect("get").is_none());
     assert_eq!(
-        store.append("g", 3, payloads("g", 3, 1)).await.expect("3"),
+        store
+            .append(Stream::Game("g"), 3, payloads("g", 3, 1), None)
+            .await
+            .expect("3"),
         3
     );
     assert_dense(store, "g", 3).await;
@@ -329,7 +376,7 @@ async fn summaries_are_written_with_their_events(store: &dyn EventStore) {
         summary_json: format!("{{\"n\":{n}}}"),
     };
     store
-        .append_with_summary("g", 2, payloads("g", 2, 1), summary(2))
+        .append(Stream::Game("g"), 2, payloads("g", 2, 1), Some(summary(2)))
         .await
         .expect("2");
     let row = store.get_game("g").await.expect("get").expect("row");
@@ -338,7 +385,7 @@ async fn summaries_are_written_with_their_events(store: &dyn EventStore) {
         (false, r#"{"n":2}"#)
     );
     let err = store
-        .append_with_summary("g", 9, payloads("g", 9, 1), summary(3))
+        .append(Stream::Game("g"), 9, payloads("g", 9, 1), Some(summary(3)))
         .await
         .expect_err("conflict");
     assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
@@ -348,7 +395,7 @@ async fn summaries_are_written_with_their_events(store: &dyn EventStore) {
         (false, r#"{"n":2}"#)
     );
     store
-        .append_with_summary("g", 3, payloads("g", 3, 1), summary(3))
+        .append(Stream::Game("g"), 3, payloads("g", 3, 1), Some(summary(3)))
         .await
         .expect("3");
     let row = store.get_game("g").await.expect("get").expect("row");
@@ -358,6 +405,153 @@ async fn summaries_are_written_with_their_events(store: &dyn EventStore) {
     );
     assert_dense(store, "g", 3).await;
     assert!(store.unfinished_games().await.expect("list").is_empty());
+}
+
+fn tournament(key: &str) -> TournamentRecord {
+    TournamentRecord {
+        key: key.into(),
+        name: format!("{key} open"),
+        created_at_ms: 1_700_000_000_000,
+        finished: false,
+        summary_json: String::new(),
+    }
+}
+
+/// A tournament's log keeps the contract of a game's (issue 40 on issue 39's log): created
+/// with its first events, dense seqs, a stale seq refused writing nothing, its summary
+/// replaced with the append that carries it, read from a seq; and a tournament's key and
+/// a game's id never meet, even when they are the same string.
+async fn a_tournaments_log_is_kept_as_a_games(store: &dyn EventStore) {
+    let t = Stream::Tournament("open");
+    assert_eq!(
+        store
+            .create_tournament(tournament("open"), payloads("t", 1, 2))
+            .await
+            .expect("created"),
+        2
+    );
+    let err = store
+        .create_tournament(tournament("open"), payloads("t", 1, 1))
+        .await
+        .expect_err("taken");
+    assert!(
+        matches!(err, StoreError::TournamentExists(ref k) if k == "open"),
+        "{err}"
+    );
+    let err = store
+        .create_tournament(tournament("empty"), Vec::new())
+        .await
+        .expect_err("empty");
+    assert!(matches!(err, StoreError::EmptyAppend), "{err}");
+    // A game of the same id is another stream.
+    store
+        .create_game_with_events(game("open", "Open", "1", 1), payloads("g", 1, 1))
+        .await
+        .expect("game");
+    assert_eq!(store.last_seq(Stream::Game("open")).await.expect("game"), 1);
+    assert_eq!(store.last_seq(t).await.expect("tournament"), 2);
+
+    let summary = SummaryUpdate {
+        finished: false,
+        summary_json: r#"{"round":1}"#.into(),
+    };
+    assert_eq!(
+        store
+            .append(t, 3, payloads("t", 3, 2), Some(summary.clone()))
+            .await
+            .expect("3, 4"),
+        4
+    );
+    let err = store
+        .append(t, 3, payloads("t", 3, 1), None)
+        .await
+        .expect_err("stale");
+    assert!(
+        matches!(
+            err,
+            StoreError::Conflict {
+                expected: 3,
+                actual: 5
+            }
+        ),
+        "{err}"
+    );
+    let err = store
+        .append(Stream::Tournament("nobody"), 1, payloads("t", 1, 1), None)
+        .await
+        .expect_err("unknown");
+    assert!(
+        matches!(err, StoreError::TournamentNotFound(ref k) if k == "nobody"),
+        "{err}"
+    );
+    let err = store
+        .load(Stream::Tournament("nobody"), 1)
+        .await
+        .expect_err("unknown");
+    assert!(matches!(err, StoreError::TournamentNotFound(_)), "{err}");
+
+    let events = store.load(t, 0).await.expect("load");
+    assert_eq!(
+        events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+    for e in &events {
+        assert_eq!(e.payload, payload("t", e.seq), "seq {}", e.seq);
+    }
+    assert_eq!(store.load(t, 4).await.expect("tail").len(), 1);
+    let game_log = store.load(Stream::Game("open"), 0).await.expect("game");
+    assert_eq!(game_log.len(), 1);
+    assert_eq!(game_log[0].payload, payload("g", 1));
+
+    let row = store
+        .get_tournament("open")
+        .await
+        .expect("get")
+        .expect("row");
+    assert_eq!(row.name, "open open");
+    assert_eq!(row.summary_json, r#"{"round":1}"#);
+    assert!(!row.finished);
+    store
+        .append(
+            t,
+            5,
+            payloads("t", 5, 1),
+            Some(SummaryUpdate {
+                finished: true,
+                summary_json: "{}".into(),
+            }),
+        )
+        .await
+        .expect("5");
+    assert!(
+        store
+            .get_tournament("open")
+            .await
+            .expect("get")
+            .expect("row")
+            .finished
+    );
+    assert!(store.get_tournament("nobody").await.expect("get").is_none());
+    store
+        .create_tournament(tournament("blitz"), payloads("t", 1, 1))
+        .await
+        .expect("second");
+    let keys: Vec<String> = store
+        .list_tournaments()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|t| t.key)
+        .collect();
+    assert_eq!(keys, ["blitz", "open"]);
+    // No tournament is a game to list or rebuild.
+    assert_eq!(
+        ids(&store
+            .list_games(&GameFilter::default())
+            .await
+            .expect("games")),
+        ["open"]
+    );
 }
 
 /// Several writers race on ONE game, each re-reading the last seq on conflict: every
@@ -374,8 +568,11 @@ async fn racing_writers_on_one_game(store: Arc<dyn EventStore>) {
             let mut won = Vec::new();
             let mut conflicts = 0u32;
             while won.len() < 10 {
-                let next = store.last_seq("g").await.expect("last") + 1;
-                match store.append("g", next, payloads("g", next, 1)).await {
+                let next = store.last_seq(Stream::Game("g")).await.expect("last") + 1;
+                match store
+                    .append(Stream::Game("g"), next, payloads("g", next, 1), None)
+                    .await
+                {
                     Ok(last) => won.push(last),
                     Err(StoreError::Conflict { .. }) => conflicts += 1,
                     Err(e) => panic!("append failed: {e}"),
@@ -449,6 +646,7 @@ for_every_store!(
     duplicate_game_is_refused,
     game_created_with_its_first_events,
     summaries_are_written_with_their_events,
+    a_tournaments_log_is_kept_as_a_games,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -502,7 +700,12 @@ async fn many_concurrent_appenders_across_games() {
             let mut next = 1;
             for _ in 0..APPENDS {
                 let last = store
-                    .append(&id, next, payloads(&id, next, PER_APPEND))
+                    .append(
+                        Stream::Game(&id),
+                        next,
+                        payloads(&id, next, PER_APPEND),
+                        None,
+                    )
                     .await
                     .expect("append");
                 assert_eq!(last, next + PER_APPEND - 1, "{id}: its own answer");
@@ -534,7 +737,7 @@ async fn data_survives_drop_and_reopen() {
             .await
             .expect("create");
         store
-            .append("a", 1, payloads("a", 1, 5))
+            .append(Stream::Game("a"), 1, payloads("a", 1, 5), None)
             .await
             .expect("append");
         store.update_game("b", true, None).await.expect("finish");
@@ -544,7 +747,7 @@ async fn data_survives_drop_and_reopen() {
     assert_dense(&store, "a", 5).await;
     assert_eq!(ids(&store.unfinished_games().await.expect("list")), ["a"]);
     store
-        .append("a", 6, payloads("a", 6, 1))
+        .append(Stream::Game("a"), 6, payloads("a", 6, 1), None)
         .await
         .expect("append after reopen");
     store.close().await.expect("close");
@@ -563,13 +766,19 @@ async fn writes_after_close_are_refused() {
         .expect("create");
     store.close().await.expect("close");
     let err = store
-        .append("a", 1, payloads("a", 1, 1))
+        .append(Stream::Game("a"), 1, payloads("a", 1, 1), None)
         .await
         .expect_err("closed");
     assert!(matches!(err, StoreError::Closed), "{err}");
     assert!(matches!(store.close().await, Err(StoreError::Closed)));
     // Reads still work: they do not go through the writer.
-    assert_eq!(store.last_seq("a").await.expect("read after close"), 0);
+    assert_eq!(
+        store
+            .last_seq(Stream::Game("a"))
+            .await
+            .expect("read after close"),
+        0
+    );
 }
 
 #[test]
@@ -587,7 +796,7 @@ fn a_newer_schema_is_refused() {
             err,
             StoreError::Schema {
                 found: 99,
-                supported: 5
+                supported: 6
             }
         ),
         "{err}"
@@ -607,7 +816,7 @@ fn the_file_is_in_wal_mode_with_the_expected_schema() {
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .expect("version");
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     let names = |sql: &str| -> Vec<String> {
         conn.prepare(sql)
             .expect("prepare")
@@ -702,10 +911,15 @@ fn crash_child_appender() {
                         .await
                         .expect("create");
                 }
-                let mut next = store.last_seq(&id).await.expect("last") + 1;
+                let mut next = store.last_seq(Stream::Game(&id)).await.expect("last") + 1;
                 while Instant::now() < stop_at {
                     let last = store
-                        .append(&id, next, payloads(&id, next, CRASH_PER_APPEND))
+                        .append(
+                            Stream::Game(&id),
+                            next,
+                            payloads(&id, next, CRASH_PER_APPEND),
+                            None,
+                        )
                         .await
                         .expect("append");
                     // Straight to the stdout handle (not the test harness's capture),
@@ -753,7 +967,7 @@ fn check_after_crash(path: &Path, acked: &HashMap<String, u64>, cycle: usize) ->
             .expect("list")
         {
             let id = game.game_id;
-            let events = store.load(&id, 0).await.expect("load");
+            let events = store.load(Stream::Game(&id), 0).await.expect("load");
             let n = events.len() as u64;
             for (i, e) in events.iter().enumerate() {
                 assert_eq!(e.seq, i as u64 + 1, "cycle {cycle}: gap in {id}");
@@ -889,22 +1103,22 @@ async fn a_version_1_log_is_migrated() {
     let row = store.get_game("old").await.expect("get").expect("row");
     assert_eq!(row.summary_json, "", "old rows have no summary");
     store
-        .append_with_summary(
-            "old",
+        .append(
+            Stream::Game("old"),
             2,
             vec![b"{}".to_vec()],
-            SummaryUpdate {
+            Some(SummaryUpdate {
                 finished: true,
                 summary_json: "{}".into(),
-            },
+            }),
         )
         .await
         .expect("append");
     let row = store.get_game("old").await.expect("get").expect("row");
     assert!(row.finished);
-    assert_eq!(store.last_seq("old").await.expect("seq"), 2);
+    assert_eq!(store.last_seq(Stream::Game("old")).await.expect("seq"), 2);
     // Version 3 moved the events to a table in written order: the old one is there.
-    let events = store.load("old", 1).await.expect("load");
+    let events = store.load(Stream::Game("old"), 1).await.expect("load");
     let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, [1, 2]);
     assert_eq!(events[0].payload, b"{}");

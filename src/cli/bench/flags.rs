@@ -15,7 +15,7 @@ use crate::clock::TimeControl;
 use crate::game::{Actor, Command, EndReason, EventKind, GameEvent, GameSettings};
 use crate::hub::{GameMeta, Hub};
 use crate::rules::Variant;
-use crate::store::{EventStore, MemoryStore};
+use crate::store::{EventStore, MemoryStore, Stream};
 
 /// The sizes of a flag run.
 pub(super) struct FlagPlan {
@@ -80,7 +80,7 @@ pub(super) async fn run(plan: &FlagPlan) -> Result<(), String> {
     for (h, deadline) in handles.iter().zip(&deadlines) {
         let id = &h.meta().id;
         let rows = store
-            .load(id, 1)
+            .load(Stream::Game(id), 1)
             .await
             .map_err(|e| format!("flags: {id}: {e}"))?;
         let flag = rows.iter().rev().find_map(|r| {

@@ -50,7 +50,7 @@ use crate::game::{Actor, Command, GameSettings};
 use crate::hub::{GameMeta, Hub};
 use crate::notation::{parse_fen, write_move};
 use crate::rules::{Position, Variant};
-use crate::store::{EventStore, GameRecord, MemoryStore, SqliteStore};
+use crate::store::{EventStore, GameRecord, MemoryStore, SqliteStore, Stream};
 use harness::{Running, closed_loop_run};
 use stats::{SHUFFLE_FEN, Sample, Scratch, TIME_CONTROL};
 
@@ -630,7 +630,7 @@ async fn baseline_run(games: usize, moves: usize, dir: &Path) -> Result<Sample, 
                 let payload = vec![b'x'; PAYLOAD_BYTES];
                 let t = Instant::now();
                 store
-                    .append(&id, seq, vec![payload])
+                    .append(Stream::Game(&id), seq, vec![payload], None)
                     .await
                     .map_err(|e| format!("baseline {id}: {e}"))?;
                 latencies.push(t.elapsed());

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use super::harness::{Game, Running, on_client_thread, setup};
 use super::raw_game;
 use super::stats::{Scratch, percentile_ms};
-use crate::store::{EventStore, SqliteStore};
+use crate::store::{EventStore, SqliteStore, Stream};
 
 /// What an open-loop run measured.
 pub(super) struct OpenSample {
@@ -101,7 +101,7 @@ async fn raw_run(
         async move {
             let payloads = MOVE_PAYLOADS.iter().map(|&n| vec![b'x'; n]).collect();
             let last = store
-                .append(&game_id, next, payloads)
+                .append(Stream::Game(&game_id), next, payloads, None)
                 .await
                 .map_err(|e| format!("open loop raw {game_id}: {e}"))?;
             Ok(((game_id, last + 1), MOVE_PAYLOADS.len()))

@@ -47,7 +47,7 @@ use tokio_postgres::{NoTls, Row};
 use super::record::now_ms;
 use super::{
     CommitObserver, EventStore, GameFilter, GameRecord, LeaseGap, Standing, StoreError, StoreHint,
-    StoredEvent, SummaryUpdate, sort_games,
+    StoredEvent, Stream, SummaryUpdate, TournamentRecord, sort_games,
 };
 
 /// The statement of a group append (for `EXPLAIN`: the test that it locks its rows in id
@@ -323,6 +323,69 @@ impl PostgresStore {
             return Err(e);
         }
         Ok(payloads.len() as u64)
+    }
+
+    /// Appends to a tournament's log: one statement moves the row's `last_seq` from the
+    /// seq the caller read (under the row's lock) and inserts the events, or does nothing.
+    async fn append_tournament(
+        &self,
+        key: &str,
+        expected_next_seq: u64,
+        payloads: Vec<Vec<u8>>,
+        summary: Option<SummaryUpdate>,
+    ) -> Result<u64, StoreError> {
+        let client = self.client().await?;
+        let last = seq_to_sql(expected_next_seq)? - 1;
+        let n = i64::try_from(payloads.len())
+            .map_err(|_| StoreError::Corrupt("too many events in one append".into()))?;
+        let (finished, summary_json) = match summary {
+            Some(s) => (Some(s.finished), Some(s.summary_json)),
+            None => (None, None),
+        };
+        let statement = client
+            .prepare_cached(
+                "WITH t AS (
+                     UPDATE tournaments
+                     SET last_seq = last_seq + $3, finished = COALESCE($4, finished),
+                         summary_json = COALESCE($5, summary_json)
+                     WHERE key = $1 AND last_seq = $2
+                     RETURNING key
+                 ), e AS (
+                     INSERT INTO tournament_events (key, seq, written_at_ms, payload)
+                     SELECT t.key, $2 + t2.i, $6, t2.p
+                     FROM t, unnest($7::bytea[]) WITH ORDINALITY AS t2(p, i)
+                 )
+                 SELECT key FROM t",
+            )
+            .await
+            .map_err(StoreError::database)?;
+        let written = client
+            .query(
+                &statement,
+                &[
+                    &key,
+                    &last,
+                    &n,
+                    &finished,
+                    &summary_json,
+                    &now_ms(),
+                    &payloads,
+                ],
+            )
+            .await
+            .map_err(StoreError::database)?;
+        if !written.is_empty() {
+            return Ok(expected_next_seq + payloads.len() as u64 - 1);
+        }
+        let row = client
+            .query_opt("SELECT last_seq FROM tournaments WHERE key = $1", &[&key])
+            .await
+            .map_err(StoreError::database)?
+            .ok_or_else(|| StoreError::TournamentNotFound(key.to_string()))?;
+        Err(StoreError::Conflict {
+            expected: expected_next_seq,
+            actual: seq_from_sql(row.get(0))? + 1,
+        })
     }
 
     async fn append_op(
@@ -688,6 +751,20 @@ const SELECT_GAMES: &str =
     "SELECT game_id, created_at_ms, event, round, board, finished, metadata_json, summary_json
      FROM games";
 
+const SELECT_TOURNAMENTS: &str =
+    "SELECT key, name, created_at_ms, finished, summary_json FROM tournaments";
+
+/// Reads a `tournaments` row.
+fn tournament_row(r: &Row) -> TournamentRecord {
+    TournamentRecord {
+        key: r.get(0),
+        name: r.get(1),
+        created_at_ms: r.get(2),
+        finished: r.get(3),
+        summary_json: r.get(4),
+    }
+}
+
 fn game_row(r: &Row) -> Result<GameRecord, StoreError> {
     let game_id: String = r.get(0);
     let board: i64 = r.get(4);
@@ -762,52 +839,67 @@ impl EventStore for PostgresStore {
 
     async fn append(
         &self,
-        game_id: &str,
+        stream: Stream<'_>,
         expected_next_seq: u64,
         payloads: Vec<Vec<u8>>,
+        summary: Option<SummaryUpdate>,
     ) -> Result<u64, StoreError> {
-        self.append_op(game_id, expected_next_seq, payloads, None)
-            .await
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        match stream {
+            Stream::Game(id) => {
+                self.append_op(id, expected_next_seq, payloads, summary)
+                    .await
+            }
+            Stream::Tournament(key) => {
+                self.append_tournament(key, expected_next_seq, payloads, summary)
+                    .await
+            }
+        }
     }
 
-    async fn append_with_summary(
+    async fn load(
         &self,
-        game_id: &str,
-        expected_next_seq: u64,
-        payloads: Vec<Vec<u8>>,
-        summary: SummaryUpdate,
-    ) -> Result<u64, StoreError> {
-        self.append_op(game_id, expected_next_seq, payloads, Some(summary))
-            .await
-    }
-
-    async fn load(&self, game_id: &str, from_seq: u64) -> Result<Vec<StoredEvent>, StoreError> {
+        stream: Stream<'_>,
+        from_seq: u64,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
         let client = self.client().await?;
         let from = seq_to_sql(from_seq).unwrap_or(i64::MAX);
-        let statement = client
-            .prepare_cached(
+        let (events, rows_of) = match stream {
+            Stream::Game(_) => (
                 "SELECT seq, written_at_ms, payload FROM events
                  WHERE game_id = $1 AND seq >= $2 ORDER BY seq",
-            )
+                "SELECT 1 FROM games WHERE game_id = $1",
+            ),
+            Stream::Tournament(_) => (
+                "SELECT seq, written_at_ms, payload FROM tournament_events
+                 WHERE key = $1 AND seq >= $2 ORDER BY seq",
+                "SELECT 1 FROM tournaments WHERE key = $1",
+            ),
+        };
+        let id = stream.id();
+        let statement = client
+            .prepare_cached(events)
             .await
             .map_err(StoreError::database)?;
         let rows = client
-            .query(&statement, &[&game_id, &from])
+            .query(&statement, &[&id, &from])
             .await
             .map_err(StoreError::database)?;
         if rows.is_empty() {
             let exists = client
-                .query_opt("SELECT 1 FROM games WHERE game_id = $1", &[&game_id])
+                .query_opt(rows_of, &[&id])
                 .await
                 .map_err(StoreError::database)?;
             if exists.is_none() {
-                return Err(StoreError::GameNotFound(game_id.to_string()));
+                return Err(stream.not_found());
             }
         }
         rows.iter()
             .map(|r| {
                 Ok(StoredEvent {
-                    game_id: game_id.to_string(),
+                    game_id: id.to_string(),
                     seq: seq_from_sql(r.get(0))?,
                     written_at_ms: r.get(1),
                     payload: r.get(2),
@@ -816,14 +908,86 @@ impl EventStore for PostgresStore {
             .collect()
     }
 
-    async fn last_seq(&self, game_id: &str) -> Result<u64, StoreError> {
+    async fn last_seq(&self, stream: Stream<'_>) -> Result<u64, StoreError> {
         let client = self.client().await?;
+        let sql = match stream {
+            Stream::Game(_) => "SELECT last_seq FROM games WHERE game_id = $1",
+            Stream::Tournament(_) => "SELECT last_seq FROM tournaments WHERE key = $1",
+        };
         let row = client
-            .query_opt("SELECT last_seq FROM games WHERE game_id = $1", &[&game_id])
+            .query_opt(sql, &[&stream.id()])
             .await
             .map_err(StoreError::database)?
-            .ok_or_else(|| StoreError::GameNotFound(game_id.to_string()))?;
+            .ok_or_else(|| stream.not_found())?;
         seq_from_sql(row.get(0))
+    }
+
+    async fn create_tournament(
+        &self,
+        record: TournamentRecord,
+        payloads: Vec<Vec<u8>>,
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        let client = self.client().await?;
+        let n = i64::try_from(payloads.len())
+            .map_err(|_| StoreError::Corrupt("too many events in one append".into()))?;
+        let statement = client
+            .prepare_cached(
+                "WITH t AS (
+                     INSERT INTO tournaments (key, name, created_at_ms, finished, summary_json,
+                                              last_seq)
+                     VALUES ($1, $2, $3, $4, $5, $6)
+                     ON CONFLICT (key) DO NOTHING
+                     RETURNING key
+                 ), e AS (
+                     INSERT INTO tournament_events (key, seq, written_at_ms, payload)
+                     SELECT t.key, t2.i, $7, t2.p
+                     FROM t, unnest($8::bytea[]) WITH ORDINALITY AS t2(p, i)
+                 )
+                 SELECT key FROM t",
+            )
+            .await
+            .map_err(StoreError::database)?;
+        let created = client
+            .query(
+                &statement,
+                &[
+                    &record.key,
+                    &record.name,
+                    &record.created_at_ms,
+                    &record.finished,
+                    &record.summary_json,
+                    &n,
+                    &now_ms(),
+                    &payloads,
+                ],
+            )
+            .await
+            .map_err(StoreError::database)?;
+        if created.is_empty() {
+            return Err(StoreError::TournamentExists(record.key));
+        }
+        Ok(payloads.len() as u64)
+    }
+
+    async fn get_tournament(&self, key: &str) -> Result<Option<TournamentRecord>, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(&format!("{SELECT_TOURNAMENTS} WHERE key = $1"), &[&key])
+            .await
+            .map_err(StoreError::database)?;
+        Ok(row.map(|r| tournament_row(&r)))
+    }
+
+    async fn list_tournaments(&self) -> Result<Vec<TournamentRecord>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(&format!("{SELECT_TOURNAMENTS} ORDER BY key"), &[])
+            .await
+            .map_err(StoreError::database)?;
+        Ok(rows.iter().map(tournament_row).collect())
     }
 
     async fn list_games(&self, filter: &GameFilter) -> Result<Vec<GameRecord>, StoreError> {

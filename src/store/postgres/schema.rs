@@ -53,6 +53,26 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE games ADD COLUMN appended_at TIMESTAMPTZ;
     ALTER TABLE games ADD COLUMN alive_at    TIMESTAMPTZ;
     ",
+    // 2 -> 3: tournaments, each with a log of its own (issue 40). No lease: a tournament
+    // is appended to by whichever node an arbiter's command or a game's result reaches,
+    // each append checking and moving `last_seq` under the row's lock.
+    "
+    CREATE TABLE tournaments (
+        key           TEXT    NOT NULL PRIMARY KEY,
+        name          TEXT    NOT NULL,
+        created_at_ms BIGINT  NOT NULL,
+        finished      BOOLEAN NOT NULL DEFAULT FALSE,
+        summary_json  TEXT    NOT NULL DEFAULT '',
+        last_seq      BIGINT  NOT NULL DEFAULT 0 CHECK (last_seq >= 0)
+    );
+    CREATE TABLE tournament_events (
+        key           TEXT   NOT NULL REFERENCES tournaments (key),
+        seq           BIGINT NOT NULL CHECK (seq >= 1),
+        written_at_ms BIGINT NOT NULL,
+        payload       BYTEA  NOT NULL,
+        PRIMARY KEY (key, seq)
+    );
+    ",
 ];
 
 /// The schema version this program writes.
