@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
 use draughts_arbiter::store::{
-    EventStore, GameRecord, MemoryStore, SqliteStore, WAL_SIZE_LIMIT_BYTES,
+    EventStore, GameRecord, MemoryStore, SqliteStore, Stream, WAL_SIZE_LIMIT_BYTES,
     WRITER_AUTOCHECKPOINT_PAGES, WRITER_CACHE_KIB,
 };
 use rusqlite::{Connection, params};
@@ -113,12 +113,12 @@ async fn steady_state(
         let store = Arc::clone(&store);
         tasks.spawn(async move {
             let id = format!("g{g}");
-            let mut next = store.last_seq(&id).await.expect("last seq") + 1;
+            let mut next = store.last_seq(Stream::Game(&id)).await.expect("last seq") + 1;
             let mut latencies = Vec::new();
             while Instant::now() < stop {
                 let sent = Instant::now();
                 next = store
-                    .append(&id, next, vec![payload(g, next)])
+                    .append(Stream::Game(&id), next, vec![payload(g, next)], None)
                     .await
                     .expect("append")
                     + 1;
@@ -283,7 +283,12 @@ fn bench(c: &mut Criterion) {
                             let store = Arc::clone(&store);
                             tasks.spawn(async move {
                                 store
-                                    .append(&format!("g{g}"), seq, vec![payload(g, seq)])
+                                    .append(
+                                        Stream::Game(&format!("g{g}")),
+                                        seq,
+                                        vec![payload(g, seq)],
+                                        None,
+                                    )
                                     .await
                                     .expect("append")
                             });

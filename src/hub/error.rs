@@ -139,7 +139,7 @@ pub(crate) fn summary_of(session: &Session) -> Result<SummaryUpdate, HubError> {
 }
 
 /// The serde JSON of events, as the store keeps them.
-pub(crate) fn encode(events: &[GameEvent]) -> Result<Vec<Vec<u8>>, HubError> {
+pub(crate) fn encode<E: serde::Serialize>(events: &[E]) -> Result<Vec<Vec<u8>>, HubError> {
     events
         .iter()
         .map(|e| {
@@ -160,7 +160,10 @@ const EVENT_JSON_CAPACITY: usize = 384;
 ///
 /// # Errors
 /// [`HubError::Corrupt`] naming the row that does not decode.
-pub(crate) fn decode(id: &str, rows: &[StoredEvent]) -> Result<Vec<GameEvent>, HubError> {
+pub(crate) fn decode<E: serde::de::DeserializeOwned>(
+    id: &str,
+    rows: &[StoredEvent],
+) -> Result<Vec<E>, HubError> {
     rows.iter()
         .map(|r| {
             serde_json::from_slice(&r.payload)

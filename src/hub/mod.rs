@@ -21,6 +21,7 @@ mod recovery;
 mod slots;
 mod task;
 mod timeline;
+mod tournaments;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -39,6 +40,7 @@ pub use meta::{GameMeta, PlayerInfo};
 pub use quarantine::{Quarantine, unfinished_log, verify_log};
 pub use queue::{Published, WatchEnd};
 pub use timeline::{Clocks, Started, SystemClocks, Timeline};
+pub use tournaments::{Tournaments, TournamentsError};
 
 use crate::game::{Actor, GameEvent, GameSettings, GameSummary, Now, OutageMeasure, Session};
 use crate::store::{AliveMark, EventStore, GameFilter, GameRecord, StoreError, Stream};

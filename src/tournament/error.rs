@@ -54,6 +54,15 @@ impl TournamentError {
         }
     }
 
+    /// Taken already.
+    pub fn exists(message: impl Into<String>) -> TournamentError {
+        TournamentError {
+            class: Class::AlreadyExists,
+            message: message.into(),
+            rule: None,
+        }
+    }
+
     /// With a rule.
     pub fn by(mut self, rule: &'static str) -> TournamentError {
         self.rule = Some(rule);

@@ -58,6 +58,7 @@ mod store;
 mod swiss_engine;
 mod tls;
 mod tournament;
+mod tournament_log;
 mod towers;
 mod variants;
 mod variants_orthogonal;

@@ -1,0 +1,391 @@
+//! The tournaments the hub serves (issue 40): each the fold of its own log in the store,
+//! kept as a game's is (a [`Stream::Tournament`]), and the games of its rounds served by
+//! the hub like any other.
+//!
+//! The tournament module decides (pure: [`Tournament::handle`]); this one feeds it the
+//! facts and carries out what it decided:
+//! - a command is decided against the state read from the log and appended on the seq it
+//!   was read at: a write from elsewhere in between (another node on PostgreSQL) is a seq
+//!   conflict, and the command is decided again on the log as it now stands;
+//! - a paired round's games are created in the hub (players, the event's settings, the
+//!   drawn ballot opening as the start position, T 3) once the pairing is durable;
+//! - a finished game's result is a fact of the game's log: before any command or read
+//!   the tournament takes the results of its finished games (and creates any game of a
+//!   paired round that is missing), so a crash between the two logs loses nothing: the
+//!   next load re-derives what the tournament's log lacks.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::error::{decode, encode};
+use super::{GameMeta, Hub, HubError, PlayerInfo};
+use crate::game::{Actor, Outcome as GameOutcome};
+use crate::store::{StoreError, Stream, SummaryUpdate, TournamentRecord};
+use crate::tournament::{
+    Command, Config, GameSlot, Outcome, ResultKind, Score, Seed, Tournament, TournamentError,
+    TournamentEvent, ballot, event_key,
+};
+
+/// How often a command is decided again after another writer's append got in first.
+const RETRIES: usize = 8;
+
+/// Why a tournament's command or read failed.
+#[derive(Debug)]
+pub enum TournamentsError {
+    /// The tournament refused it (nothing changed): the message names the field or the
+    /// state, and the rule.
+    Refused(TournamentError),
+    /// The log or a game failed.
+    Hub(HubError),
+}
+
+impl std::fmt::Display for TournamentsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TournamentsError::Refused(e) => write!(f, "{e}"),
+            TournamentsError::Hub(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for TournamentsError {}
+
+impl From<HubError> for TournamentsError {
+    fn from(e: HubError) -> Self {
+        TournamentsError::Hub(e)
+    }
+}
+
+impl From<StoreError> for TournamentsError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::TournamentNotFound(key) => TournamentsError::Refused(
+                TournamentError::not_found(format!("no tournament '{key}'")),
+            ),
+            StoreError::TournamentExists(key) => {
+                TournamentsError::Refused(TournamentError::exists(format!(
+                    "a tournament named '{key}' exists already (T 1: names are unique)"
+                )))
+            }
+            e => TournamentsError::Hub(HubError::Store(e)),
+        }
+    }
+}
+
+impl From<TournamentError> for TournamentsError {
+    fn from(e: TournamentError) -> Self {
+        TournamentsError::Refused(e)
+    }
+}
+
+/// A tournament as last read from its log.
+#[derive(Debug, Default)]
+struct Loaded {
+    state: Tournament,
+    last_seq: u64,
+}
+
+/// The tournaments of one hub. Each is loaded from its log on first use and kept; a
+/// command on one waits for the one before it on the same tournament.
+pub struct Tournaments {
+    hub: Arc<Hub>,
+    open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Loaded>>>>>,
+}
+
+impl Tournaments {
+    /// The tournaments of `hub` (its store holds their logs).
+    #[must_use]
+    pub fn new(hub: Arc<Hub>) -> Arc<Tournaments> {
+        Arc::new(Tournaments {
+            hub,
+            open: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn entry(&self, key: &str) -> Arc<tokio::sync::Mutex<Option<Loaded>>> {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(open.entry(key.to_string()).or_default())
+    }
+
+    /// Creates a tournament from its settings, `seed` sealed for its first draw (T 2),
+    /// at `at_ms` (wall time, ms since the epoch). Returns its key and state.
+    ///
+    /// # Errors
+    /// The settings refused (naming the field); the name taken (ALREADY_EXISTS); the
+    /// store failing.
+    pub async fn create(
+        &self,
+        config: Config,
+        seed: Seed,
+        at_ms: i64,
+    ) -> Result<(String, Tournament), TournamentsError> {
+        let key = event_key(&config.name);
+        let name = config.name.clone();
+        let empty = Tournament::new();
+        let events = empty.handle(&Command::Create { config, seed }, at_ms)?;
+        let state = replay(&key, &events)?;
+        let record = TournamentRecord {
+            key: key.clone(),
+            name,
+            created_at_ms: at_ms,
+            finished: false,
+            summary_json: summary(&state).summary_json,
+        };
+        let entry = self.entry(&key);
+        let mut slot = entry.lock().await;
+        let last_seq = self
+            .hub
+            .store()
+            .create_tournament(record, encode(&events)?)
+            .await?;
+        *slot = Some(Loaded {
+            state: state.clone(),
+            last_seq,
+        });
+        Ok((key, state))
+    }
+
+    /// The tournament `key` as its log and its games have it now.
+    ///
+    /// # Errors
+    /// NOT_FOUND; the store or a game failing.
+    pub async fn get(&self, key: &str) -> Result<Tournament, TournamentsError> {
+        let entry = self.entry(key);
+        let mut slot = entry.lock().await;
+        self.settle(key, &mut slot).await?;
+        Ok(loaded(&slot)?.state.clone())
+    }
+
+    /// Decides `command` on tournament `key` at `at_ms` and records what it decided;
+    /// returns the events recorded (none when there was nothing to record) and the state
+    /// after them. A refusal changes nothing.
+    ///
+    /// # Errors
+    /// The refusal (naming the field or the state and the rule); NOT_FOUND; the store or a
+    /// game failing.
+    pub async fn command(
+        &self,
+        key: &str,
+        command: &Command,
+        at_ms: i64,
+    ) -> Result<(Vec<TournamentEvent>, Tournament), TournamentsError> {
+        let entry = self.entry(key);
+        let mut slot = entry.lock().await;
+        self.settle(key, &mut slot).await?;
+        let events = self.record(key, &mut slot, command, at_ms).await?;
+        let state = loaded(&slot)?.state.clone();
+        if matches!(command, Command::PairRound { .. }) {
+            self.open_games(&state).await?;
+        }
+        Ok((events, state))
+    }
+
+    /// Decides and appends one command, deciding again on a seq conflict.
+    async fn record(
+        &self,
+        key: &str,
+        slot: &mut Option<Loaded>,
+        command: &Command,
+        at_ms: i64,
+    ) -> Result<Vec<TournamentEvent>, TournamentsError> {
+        for _ in 0..RETRIES {
+            let now = loaded(slot)?;
+            let events = now.state.handle(command, at_ms)?;
+            if events.is_empty() {
+                return Ok(events);
+            }
+            let mut after = now.state.clone();
+            for e in &events {
+                after
+                    .apply(e)
+                    .map_err(|m| HubError::Internal(format!("{key}: decided event: {m}")))?;
+            }
+            let appended = self
+                .hub
+                .store()
+                .append(
+                    Stream::Tournament(key),
+                    now.last_seq + 1,
+                    encode(&events)?,
+                    Some(summary(&after)),
+                )
+                .await;
+            match appended {
+                Ok(last_seq) => {
+                    *slot = Some(Loaded {
+                        state: after,
+                        last_seq,
+                    });
+                    return Ok(events);
+                }
+                // Another writer got in first: read what it wrote and decide again.
+                Err(StoreError::Conflict { .. }) => *slot = Some(self.load(key).await?),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(HubError::Internal(format!(
+            "{key}: {RETRIES} appends in a row lost to other writers"
+        ))
+        .into())
+    }
+
+    /// Reads the tournament's log and replays it.
+    async fn load(&self, key: &str) -> Result<Loaded, TournamentsError> {
+        let rows = self.hub.store().load(Stream::Tournament(key), 1).await?;
+        let events: Vec<TournamentEvent> = decode(key, &rows)?;
+        let last_seq = rows.last().map_or(0, |r| r.seq);
+        Ok(Loaded {
+            state: replay(key, &events)?,
+            last_seq,
+        })
+    }
+
+    /// Brings the tournament up to date with its games: loads it if it is not, creates any
+    /// game of a paired round that is missing, and records the results of its finished
+    /// games that its log lacks.
+    async fn settle(&self, key: &str, slot: &mut Option<Loaded>) -> Result<(), TournamentsError> {
+        if slot.is_none() {
+            *slot = Some(self.load(key).await?);
+        }
+        let state = loaded(slot)?.state.clone();
+        self.open_games(&state).await?;
+        for round in state.rounds() {
+            for game in round.games().filter(|g| g.played && g.outcome.is_none()) {
+                let Some((outcome, rule)) = self.result_of(&game.game_id).await? else {
+                    continue;
+                };
+                let finished = Command::GameFinished {
+                    game_id: game.game_id.clone(),
+                    outcome,
+                    rule,
+                };
+                let at_ms = round.started_at_ms.unwrap_or_default();
+                self.record(key, slot, &finished, at_ms).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A game's result as the tournament counts it, if the game has one. An annulled game
+    /// has none: it is to be played again.
+    async fn result_of(
+        &self,
+        game_id: &str,
+    ) -> Result<Option<(Outcome, Option<String>)>, TournamentsError> {
+        let game = match self.hub.game(game_id).await {
+            Ok(game) => game,
+            Err(HubError::NotFound(_)) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let result = game.read(|s, _| s.result().cloned()).await?;
+        Ok(result.and_then(|r| {
+            let score = match r.outcome {
+                GameOutcome::WhiteWins => Score::WhiteWins,
+                GameOutcome::BlackWins => Score::BlackWins,
+                GameOutcome::Draw => Score::Draw,
+                GameOutcome::DoubleForfeit => Score::BothLose,
+                GameOutcome::Annulled => return None,
+            };
+            let outcome = Outcome {
+                score,
+                kind: ResultKind::Played,
+            };
+            Some((outcome, r.rule))
+        }))
+    }
+
+    /// Creates the games of every paired round that the hub does not have yet.
+    async fn open_games(&self, state: &Tournament) -> Result<(), TournamentsError> {
+        let Some(config) = state.config() else {
+            return Ok(());
+        };
+        for round in state.rounds() {
+            for pairing in &round.pairings {
+                for game in pairing.games.iter().filter(|g| g.played) {
+                    match self.hub.game(&game.game_id).await {
+                        Ok(_) => continue,
+                        Err(HubError::NotFound(_)) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    let meta = GameMeta {
+                        id: game.game_id.clone(),
+                        event: config.name.clone(),
+                        round: round.number.to_string(),
+                        board: pairing.board,
+                        white: player_info(state, game.white),
+                        black: player_info(state, game.black),
+                    };
+                    let fen = start_position(game)?;
+                    let created = self
+                        .hub
+                        .create(meta, config.settings.clone(), fen.as_deref(), Actor::System)
+                        .await;
+                    match created {
+                        // Created meanwhile by another command or node: the same game.
+                        Ok(_) | Err(HubError::Store(StoreError::GameExists(_))) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The position a game starts from: its ballot opening's (T 3), or the variant's.
+fn start_position(game: &GameSlot) -> Result<Option<String>, TournamentsError> {
+    let Some(drawn) = &game.opening else {
+        return Ok(None);
+    };
+    let opening = ballot::table(&drawn.table)
+        .ok()
+        .and_then(|t| t.opening(drawn.number))
+        .ok_or_else(|| {
+            HubError::Internal(format!(
+                "{}: opening {} of table {} not found",
+                game.game_id, drawn.number, drawn.table
+            ))
+        })?;
+    Ok(Some(opening.fen.clone()))
+}
+
+fn player_info(state: &Tournament, id: u32) -> PlayerInfo {
+    state
+        .player(id)
+        .map(|p| PlayerInfo {
+            name: p.entrant.name.clone(),
+            fmjd_id: p.entrant.fmjd_id.clone(),
+            federation: p.entrant.federation.clone(),
+            rating: p.entrant.rating,
+        })
+        .unwrap_or_default()
+}
+
+fn loaded(slot: &Option<Loaded>) -> Result<&Loaded, TournamentsError> {
+    slot.as_ref()
+        .ok_or_else(|| HubError::Internal("tournament not loaded".into()).into())
+}
+
+fn replay(key: &str, events: &[TournamentEvent]) -> Result<Tournament, TournamentsError> {
+    Tournament::replay(events)
+        .map_err(|m| HubError::Corrupt(format!("tournament {key}: {m}")).into())
+}
+
+/// The row's summary: what a listing shows without replaying.
+fn summary(state: &Tournament) -> SummaryUpdate {
+    let rounds = state.rounds();
+    let finished = rounds.len() as u32 == state.total_rounds()
+        && state.total_rounds() > 0
+        && rounds.iter().all(|r| r.finished());
+    let summary = serde_json::json!({
+        "name": state.config().map(|c| c.name.as_str()),
+        "system": state.config().map(|c| c.system.name()),
+        "players": state.players().len(),
+        "rounds": state.total_rounds(),
+        "paired": rounds.len(),
+    });
+    SummaryUpdate {
+        finished,
+        summary_json: summary.to_string(),
+    }
+}
