@@ -188,6 +188,7 @@ pub(super) fn player_pb(p: &PlayerInfo) -> pb::Player {
         fmjd_id: p.fmjd_id.clone(),
         federation: p.federation.clone(),
         rating: p.rating,
+        ..pb::Player::default()
     }
 }
 

@@ -5,8 +5,9 @@ use tonic::Status;
 use super::auth::AuthError;
 use super::convert::BadField;
 use crate::game::ErrorClass;
-use crate::hub::HubError;
+use crate::hub::{HubError, TournamentsError};
 use crate::store::StoreError;
+use crate::tournament::Class;
 
 /// The metadata key of an UNAVAILABLE answer naming the node that serves the game.
 pub const OWNER_NODE: &str = "arbiter-owner-node";
@@ -59,6 +60,23 @@ pub fn status(e: &HubError) -> Status {
             tracing::error!(error = %e, "internal error");
             Status::internal(e.to_string())
         }
+    }
+}
+
+/// A tournament's refusal or failure: the class the tournament gave a refusal (its
+/// message names the field or the state, and the rule); the hub's table otherwise.
+pub fn tournament_status(e: &TournamentsError) -> Status {
+    match e {
+        TournamentsError::Refused(r) => {
+            let message = r.to_string();
+            match r.class {
+                Class::InvalidArgument => Status::invalid_argument(message),
+                Class::FailedPrecondition => Status::failed_precondition(message),
+                Class::NotFound => Status::not_found(message),
+                Class::AlreadyExists => Status::already_exists(message),
+            }
+        }
+        TournamentsError::Hub(h) => status(h),
     }
 }
 

@@ -30,6 +30,7 @@ mod rate;
 mod round_feed;
 mod rules;
 pub mod service;
+mod tournaments;
 pub mod validate;
 mod watch;
 

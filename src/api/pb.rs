@@ -14,10 +14,11 @@ tonic::include_proto!("draughts.arbiter.v1");
 pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("arbiter_descriptor");
 
 /// The fully qualified names of the API's services, as reflection lists them.
-pub const SERVICE_NAMES: [&str; 5] = [
+pub const SERVICE_NAMES: [&str; 6] = [
     "draughts.arbiter.v1.RulesService",
     "draughts.arbiter.v1.GameService",
     "draughts.arbiter.v1.BoardService",
     "draughts.arbiter.v1.ArbiterService",
     "draughts.arbiter.v1.BroadcastService",
+    "draughts.arbiter.v1.TournamentService",
 ];

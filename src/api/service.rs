@@ -34,13 +34,14 @@ pub struct Api {
     feeds: Arc<super::round_feed::Feeds>,
     /// Which board stream holds each game.
     board_seats: Arc<super::board_seat::Seats>,
+    /// The tournaments on the hub.
+    tournaments: Arc<crate::hub::Tournaments>,
 }
 
 impl Api {
     /// Services over a hub and a token table.
     pub fn new(hub: Arc<Hub>, tokens: Arc<Tokens>) -> Api {
         Api {
-            hub,
             tokens,
             event_delays: Arc::default(),
             board_rate: super::rate::BoardRate::default(),
@@ -49,7 +50,14 @@ impl Api {
             pdn_cache: Arc::default(),
             feeds: Arc::default(),
             board_seats: Arc::default(),
+            tournaments: crate::hub::Tournaments::new(Arc::clone(&hub)),
+            hub,
         }
+    }
+
+    /// The tournaments on the hub.
+    pub(super) fn tournaments(&self) -> &crate::hub::Tournaments {
+        &self.tournaments
     }
 
     /// Which board stream holds each game.

@@ -359,6 +359,7 @@ fn player(at: &str, p: &pb::Player) -> Result<(), BadField> {
     name(&join(at, "name"), &p.name, NAME_BYTES)?;
     line(&join(at, "fmjd_id"), &p.fmjd_id, FMJD_ID_BYTES)?;
     name(&join(at, "federation"), &p.federation, NAME_BYTES)?;
+    name(&join(at, "title"), &p.title, FMJD_ID_BYTES)?;
     at_most(&join(at, "rating"), p.rating.into(), MAX_RATING.into())
 }
 
@@ -692,6 +693,167 @@ impl Check for pb::ExportPdnRequest {
     }
 }
 
+/// A tournament named by its name or key (required).
+fn tournament(v: &str) -> Result<(), BadField> {
+    if v.is_empty() {
+        return Err(bad("tournament", "required: the tournament's name"));
+    }
+    name("tournament", v, NAME_BYTES)
+}
+
+/// The largest TRF text ImportPairings reads (bytes): 1,000 players of 200-byte lines.
+pub const TRF_BYTES: usize = 1 << 20;
+
+/// The longest TRF-16 line read (bytes): 91 columns of player data and 10 a round, for
+/// 99 rounds, and some room.
+pub const TRF_LINE_BYTES: usize = 1100;
+
+/// A TRF text: within its size, lines of TRF's length without control characters.
+fn trf_text(at: &str, v: &str) -> Result<(), BadField> {
+    max_bytes(at, v, TRF_BYTES)?;
+    for (i, l) in v.lines().enumerate() {
+        if l.len() > TRF_LINE_BYTES {
+            return Err(bad(
+                at,
+                format!(
+                    "line {}: at most {TRF_LINE_BYTES} bytes, got {}",
+                    i + 1,
+                    l.len()
+                ),
+            ));
+        }
+        if let Some(c) = l.chars().find(|c| c.is_control() && *c != '\t') {
+            return Err(bad(at, format!("line {}: control character {c:?}", i + 1)));
+        }
+    }
+    Ok(())
+}
+
+/// The most players, boards or byes one tournament request lists.
+pub const TOURNAMENT_ITEMS: usize = 1000;
+
+/// A list of at most `max` items.
+fn items<T>(at: &str, list: &[T], max: usize) -> Result<(), BadField> {
+    if list.len() > max {
+        return Err(bad(at, format!("at most {max} items, got {}", list.len())));
+    }
+    Ok(())
+}
+
+/// An item's refusal, saying which item it was.
+fn nth(i: usize, e: BadField) -> BadField {
+    BadField(format!("{} (item {})", e.0, i + 1))
+}
+
+impl Check for pb::CreateTournamentRequest {
+    fn check(&self) -> Result<(), BadField> {
+        if self.name.trim().is_empty() {
+            return Err(bad(
+                "name",
+                "required: the tournament's name (its games' event)",
+            ));
+        }
+        name("name", &self.name, NAME_BYTES)?;
+        known::<pb::Variant>("variant", self.variant)?;
+        known::<pb::TournamentSystem>("system", self.system)?;
+        line("time_control", &self.time_control, TIME_CONTROL_BYTES)?;
+        if let Some(s) = &self.settings {
+            settings(s)?;
+        }
+        id("ballot_table", &self.ballot_table, false)?;
+        known::<pb::TournamentScoring>("scoring", self.scoring)?;
+        items("tiebreaks", &self.tiebreaks, 8)?;
+        for (i, t) in self.tiebreaks.iter().enumerate() {
+            known::<pb::Tiebreak>("tiebreaks", *t).map_err(|e| nth(i, e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Check for pb::GetTournamentRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)
+    }
+}
+
+impl Check for pb::ListTournamentsRequest {
+    fn check(&self) -> Result<(), BadField> {
+        Ok(())
+    }
+}
+
+impl Check for pb::AddPlayersRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)?;
+        items("players", &self.players, TOURNAMENT_ITEMS)?;
+        for (i, p) in self.players.iter().enumerate() {
+            if p.name.trim().is_empty() {
+                return Err(nth(i, bad("players.name", "required")));
+            }
+            player("players", p).map_err(|e| nth(i, e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Check for pb::WithdrawPlayerRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)?;
+        prose("reason", &self.reason)
+    }
+}
+
+impl Check for pb::NumberPlayersRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)?;
+        items("hall_order", &self.hall_order, TOURNAMENT_ITEMS)
+    }
+}
+
+impl Check for pb::PairRoundRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)?;
+        items("boards", &self.boards, TOURNAMENT_ITEMS)?;
+        items("byes", &self.byes, TOURNAMENT_ITEMS)?;
+        for (i, b) in self.byes.iter().enumerate() {
+            known::<pb::ByeKind>("byes.kind", b.kind).map_err(|e| nth(i, e))?;
+        }
+        line("source_note", &self.source_note, NAME_BYTES)
+    }
+}
+
+impl Check for pb::StartRoundRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)
+    }
+}
+
+impl Check for pb::MarkAbsentRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)
+    }
+}
+
+impl Check for pb::RecordForfeitRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)
+    }
+}
+
+impl Check for pb::ImportPairingsRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)?;
+        trf_text("trf", &self.trf)?;
+        line("source_note", &self.source_note, NAME_BYTES)
+    }
+}
+
+impl Check for pb::ExportTrfRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)
+    }
+}
+
 /// Every RPC's input message, in the proto's order, by name.
 macro_rules! requests {
     ($($ty:ident),* $(,)?) => {
@@ -732,6 +894,18 @@ requests!(
     WatchGameRequest,
     WatchEventRequest,
     ExportPdnRequest,
+    CreateTournamentRequest,
+    GetTournamentRequest,
+    ListTournamentsRequest,
+    AddPlayersRequest,
+    WithdrawPlayerRequest,
+    NumberPlayersRequest,
+    PairRoundRequest,
+    StartRoundRequest,
+    MarkAbsentRequest,
+    RecordForfeitRequest,
+    ImportPairingsRequest,
+    ExportTrfRequest,
 );
 
 fn decode_and_check<T: Message + Default + Check>(bytes: &[u8]) -> Result<(), Status> {

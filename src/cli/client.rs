@@ -213,6 +213,7 @@ impl CreateArgs {
             fmjd_id: fmjd_id.to_string(),
             federation: federation.to_string(),
             rating,
+            ..pb::Player::default()
         };
         Ok(pb::CreateGameRequest {
             variant: v as i32,

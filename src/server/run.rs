@@ -370,6 +370,11 @@ async fn serve_grpc(
             max,
         )))
         .add_service(web(framed(
+            pb::tournament_service_server::TournamentServiceServer::new(api.clone())
+                .max_decoding_message_size(max),
+            max,
+        )))
+        .add_service(web(framed(
             crate::api::frame::BroadcastServiceServer::new(api.clone())
                 .max_decoding_message_size(max),
             max,

@@ -1,5 +1,5 @@
 //! The gRPC contract: the descriptor set that server reflection serves decodes, holds the
-//! five services with the RPC names fixed by issue 6, follows protobuf enum style, and
+//! six services with the RPC names fixed by issues 6 and 40, follows protobuf enum style, and
 //! documents every message, field, enum value, service and method.
 
 use std::collections::BTreeMap;
@@ -19,7 +19,7 @@ fn arbiter_file() -> FileDescriptorProto {
 }
 
 #[test]
-fn descriptor_set_lists_the_five_services_with_their_fixed_methods() {
+fn descriptor_set_lists_the_six_services_with_their_fixed_methods() {
     let file = arbiter_file();
     assert_eq!(file.package(), "draughts.arbiter.v1");
     let services: BTreeMap<String, Vec<String>> = file
@@ -36,7 +36,7 @@ fn descriptor_set_lists_the_five_services_with_their_fixed_methods() {
     expected.sort_unstable();
     assert_eq!(names, expected);
 
-    let fixed: [(&str, &[&str]); 5] = [
+    let fixed: [(&str, &[&str]); 6] = [
         ("RulesService", &["LegalMoves"]),
         (
             "GameService",
@@ -70,6 +70,21 @@ fn descriptor_set_lists_the_five_services_with_their_fixed_methods() {
         (
             "BroadcastService",
             &["WatchGame", "WatchEvent", "ExportPdn"],
+        ),
+        (
+            "TournamentService",
+            &[
+                "CreateTournament",
+                "GetTournament",
+                "AddPlayers",
+                "WithdrawPlayer",
+                "PairRound",
+                "StartRound",
+                "MarkAbsent",
+                "RecordForfeit",
+                "ImportPairings",
+                "ExportTrf",
+            ],
         ),
     ];
     for (service, methods) in fixed {

@@ -86,6 +86,7 @@ async fn create(ch: &Channel, id: &str) {
                     fmjd_id: "16033".into(),
                     federation: "RUS".into(),
                     rating: 2400,
+                    ..pb::Player::default()
                 }),
                 black: Some(pb::Player {
                     name: "Other, A.".into(),

@@ -91,6 +91,7 @@ impl T {
                 fmjd_id: "123".into(),
                 federation: "EST".into(),
                 rating: 2100,
+                ..pb::Player::default()
             })
         };
         self.api

@@ -59,6 +59,7 @@ mod swiss_engine;
 mod tls;
 mod tournament;
 mod tournament_log;
+mod tournament_service;
 mod towers;
 mod variants;
 mod variants_orthogonal;

@@ -499,6 +499,7 @@ async fn player_ids_ratings_and_result_forms() {
                     fmjd_id: "16291".into(),
                     federation: "NED".into(),
                     rating: 2412,
+                    ..pb::Player::default()
                 }),
                 black: Some(pb::Player {
                     name: "Zwart".into(),

@@ -309,6 +309,7 @@ fn player(g: &PdnGame, color: Color) -> pb::Player {
         fmjd_id: tag(g, &[&format!("{prefix}FmjdId")]).into(),
         federation: String::new(),
         rating: tag(g, &[&format!("{prefix}Rating")]).parse().unwrap_or(0),
+        ..pb::Player::default()
     }
 }
 
