@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
 use super::harness::{Running, closed_loop_run, connect, create_request};
-use crate::api::pb;
-use crate::api::pb::game_service_client::GameServiceClient;
-use crate::store::{PostgresOptions, PostgresStore, SqliteStore};
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::game_service_client::GameServiceClient;
+use draughts_arbiter::store::{PostgresOptions, PostgresStore, SqliteStore};
 
 /// What the PostgreSQL part measures.
 pub(super) struct PostgresPlan<'a> {

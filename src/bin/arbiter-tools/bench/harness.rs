@@ -14,11 +14,11 @@ use tonic::transport::{Channel, Endpoint};
 
 use super::echo;
 use super::stats::{SHUFFLE_FEN, Sample, TIME_CONTROL};
-use crate::api::pb;
-use crate::api::pb::game_service_client::GameServiceClient;
-use crate::server::config::{Config, Limits, LogFormat};
-use crate::server::run::run as serve;
-use crate::store::EventStore;
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::game_service_client::GameServiceClient;
+use draughts_arbiter::server::config::{Config, Limits, LogFormat};
+use draughts_arbiter::server::run::run as serve;
+use draughts_arbiter::store::EventStore;
 
 /// A server under test, listening on a loopback port of its own.
 pub(super) struct Running {

@@ -16,12 +16,12 @@ use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
-use crate::api::pb;
-use crate::clock::TimeControl;
-use crate::game::{Actor, Command, GameSettings};
-use crate::hub::{GameMeta, Hub};
-use crate::rules::{Color, Variant};
-use crate::store::SqliteStore;
+use draughts_arbiter::api::pb;
+use draughts_arbiter::clock::TimeControl;
+use draughts_arbiter::game::{Actor, Command, GameSettings};
+use draughts_arbiter::hub::{GameMeta, Hub};
+use draughts_arbiter::rules::{Color, Variant};
+use draughts_arbiter::store::SqliteStore;
 
 /// The sizes of a restart run.
 pub(super) struct RestartPlan {

@@ -1,4 +1,4 @@
-//! `draughts-arbiter bench`: the service's figures (issues 6 and 11), measured in one run.
+//! `arbiter-tools bench`: the service's figures (issues 6 and 11), measured in one run.
 //!
 //! - Durable `SubmitMove` throughput and p50/p99 latency: a real server started in-process
 //!   on `127.0.0.1:0`, a real tonic client over loopback, N concurrent games, each driven
@@ -45,12 +45,12 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use tokio::sync::Barrier;
 
-use crate::clock::TimeControl;
-use crate::game::{Actor, Command, GameSettings};
-use crate::hub::{GameMeta, Hub};
-use crate::notation::{parse_fen, write_move};
-use crate::rules::{Position, Variant};
-use crate::store::{EventStore, GameRecord, MemoryStore, SqliteStore};
+use draughts_arbiter::clock::TimeControl;
+use draughts_arbiter::game::{Actor, Command, GameSettings};
+use draughts_arbiter::hub::{GameMeta, Hub};
+use draughts_arbiter::notation::{parse_fen, write_move};
+use draughts_arbiter::rules::{Position, Variant};
+use draughts_arbiter::store::{EventStore, GameRecord, MemoryStore, SqliteStore};
 use harness::{Running, closed_loop_run};
 use stats::{SHUFFLE_FEN, Sample, Scratch, TIME_CONTROL};
 
