@@ -1,7 +1,8 @@
 //! `arbiter-tools`: the tools beside the service, built from the same package but not
 //! linked into the server's binary: `bench`, the service's figures, and `board-sim`, the
 //! reference electronic board (recorded games played through a running service, and a
-//! load tool). Both use the library's public API only.
+//! load tool). Both use the library's public API only; `bench` starts `serve` of the
+//! `draughts-arbiter` binary beside this one where it needs the real process.
 #![deny(unsafe_code)]
 
 mod bench;

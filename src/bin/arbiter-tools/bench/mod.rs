@@ -183,8 +183,8 @@ pub struct BenchArgs {
     /// Restart: of the running ones, games whose flags must fall after the restart.
     #[arg(long, default_value_t = 50)]
     pub restart_flags: usize,
-    /// Restart: the binary to start on the log [default: this one] (an older build, to
-    /// compare).
+    /// Restart: the server's binary to start on the log [default: draughts-arbiter beside
+    /// this one] (an older build, to compare).
     #[arg(long)]
     pub restart_exe: Option<PathBuf>,
     /// PostgreSQL: the database the `postgres` part runs on (a schema of its own, dropped
