@@ -587,8 +587,9 @@ pub(super) async fn connect(c: &Connection, server: &str) -> Result<Channel, Str
     channel(server, &tls).await
 }
 
-/// Runs a client future on a runtime of its own: exit 0, or 1 with `error: …` on stderr.
-pub(super) fn block_on<F: std::future::Future<Output = Result<(), String>>>(f: F) -> ExitCode {
+/// Runs a client future on a runtime of its own (current thread): exit 0, or 1 with
+/// `error: …` on stderr.
+pub fn block_on<F: std::future::Future<Output = Result<(), String>>>(f: F) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

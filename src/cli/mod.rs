@@ -1,10 +1,9 @@
 //! The command line: `perft`, `moves`, `replay` over the rules core; `serve`; the
 //! `game` and `arbiter` client subcommands; `check`, `export` and `import` over the event
-//! log offline; and `bench`, the service's figures.
+//! log offline. The tools beside the service (`bench`, `board-sim`) are a binary of their
+//! own, `arbiter-tools` (src/bin/arbiter-tools), over this library's public API.
 
 mod arbiter;
-mod bench;
-mod board_sim;
 mod client;
 mod eventlog;
 mod events;
@@ -18,9 +17,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use arbiter::{ArbiterAction, ArbiterArgs};
-pub use bench::{BenchArgs, BenchPart, BenchStore};
-pub use board_sim::{BoardSimArgs, Mode as BoardSimMode};
-pub use client::{ClientArgs, Connection, CreateArgs, GameAction, channel};
+pub use client::{ClientArgs, Connection, CreateArgs, GameAction, block_on, channel, endpoint};
 pub use eventlog::{CheckArgs, ExportArgs, ImportArgs};
 pub use events::{clock_time, describe, event_json, game_json};
 pub use moves::MovesArgs;
@@ -53,10 +50,6 @@ pub enum Command {
     /// The arbiter's powers over a running service: pause, resume, adjust a clock, warn,
     /// declare a result, rule on a claim or an irregularity, set the position, press.
     Arbiter(ArbiterArgs),
-    /// Measure the service: SubmitMove throughput and latency, the SQLite baseline,
-    /// memory per game, the transport anchor, fan-out to watchers, an open-loop load,
-    /// CPU per move by game length, flag precision.
-    Bench(BenchArgs),
     /// Check an event log offline: SQLite's integrity check (damaged pages, index rows
     /// missing), an impossible alive mark, an empty or foreign file, and every game
     /// replays with seqs dense; names each game affected, with its bad seq and the
@@ -68,10 +61,6 @@ pub enum Command {
     /// Add games written by `export` to an event log; refuses a game that exists there or
     /// does not replay (and then imports nothing).
     Import(ImportArgs),
-    /// Play the games of a PDN file through a running service as an electronic board
-    /// reports them (events or snapshots, optionally with noise), and check that each
-    /// ends where its record does; also a load tool (`--boards N` at once).
-    BoardSim(BoardSimArgs),
 }
 
 /// Runs a parsed command line.
@@ -83,16 +72,17 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Serve(args) => serve::run_serve(&args),
         Command::Game(args) => client::run_client(&args),
         Command::Arbiter(args) => arbiter::run_arbiter(&args),
-        Command::Bench(args) => bench::run(&args),
         Command::Check(args) => eventlog::run_check(&args),
         Command::Export(args) => eventlog::run_export(&args),
         Command::Import(args) => eventlog::run_import(&args),
-        Command::BoardSim(args) => board_sim::run(&args),
     }
 }
 
-/// Parses a variant name for clap.
-pub(crate) fn parse_variant(s: &str) -> Result<crate::rules::Variant, String> {
+/// Parses a variant name for clap (`--variant russian`).
+///
+/// # Errors
+/// The name is not a variant's; the message lists the known names.
+pub fn parse_variant(s: &str) -> Result<crate::rules::Variant, String> {
     s.parse()
         .map_err(|e: crate::rules::UnknownVariant| e.to_string())
 }

@@ -21,7 +21,7 @@ pub use movegen::perft;
 pub use mv::{MAX_CAPTURES, Move};
 pub use position::{PlayError, Position, PositionError, Setup};
 pub use variant::{Rules, UnknownVariant, Variant};
-pub(crate) use zobrist::splitmix;
+pub use zobrist::splitmix;
 
 /// A set of squares, one bit per square in the variant geometry's layout.
 pub type Bitboard = u64;

@@ -3,8 +3,9 @@
 use super::Color;
 use super::position::Position;
 
-/// SplitMix64's output function: 64 well-mixed bits of `x` (also the board simulator's noise).
-pub(crate) const fn splitmix(mut x: u64) -> u64 {
+/// SplitMix64's output function: 64 well-mixed bits of `x` (the Zobrist keys; also the
+/// seeds of `arbiter-tools board-sim`'s noise, so a seed replays the same irregularities).
+pub const fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = x;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

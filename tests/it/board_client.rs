@@ -28,7 +28,10 @@ use crate::common::pg::TestDb;
 use crate::common::server::TestServer;
 
 const EVENT: &str = "Board clients";
+/// The server's binary (the failover's nodes).
 const BIN: &str = env!("CARGO_BIN_EXE_draughts-arbiter");
+/// The tools' binary: `board-sim`.
+const TOOLS: &str = env!("CARGO_BIN_EXE_arbiter-tools");
 
 /// An arbiter's token and one board token per game (a board token names one game).
 fn config(games: &[&str]) -> String {
@@ -181,7 +184,7 @@ async fn every_move_once(ch: &Channel, id: &str, plies: usize, fen: &str) -> Vec
 
 /// `board-sim` binding `game` (file game `n`) with the game's board token.
 fn board_sim(servers: &[String], n: usize, game: &str, extra: &[&str]) -> Child {
-    let mut c = Command::new(BIN);
+    let mut c = Command::new(TOOLS);
     c.arg("board-sim");
     for s in servers {
         c.args(["--server", s]);
@@ -282,7 +285,7 @@ async fn two_boards_with_their_tokens_play_the_arbiters_games_to_the_end() {
 
     // A board token acts on its own game only: another's is refused, and the board
     // gives up at once (exit 1, saying why).
-    let other = Command::new(BIN)
+    let other = Command::new(TOOLS)
         .args(["board-sim", "--server", &url, "--pdn"])
         .arg(abatsiev())
         .args(["--variant", "russian", "--game", "1", "--bind", "bc-2"])
@@ -314,7 +317,7 @@ async fn two_boards_with_their_tokens_play_the_arbiters_games_to_the_end() {
     let dir = tempfile::tempdir().expect("dir");
     let file = dir.path().join("export.pdn");
     std::fs::write(&file, &pdn).expect("write");
-    let again = Command::new(BIN)
+    let again = Command::new(TOOLS)
         .args(["board-sim", "--server", &url, "--token", "arb", "--pdn"])
         .arg(&file)
         .args(["--id-prefix", "exported"])
@@ -334,7 +337,7 @@ async fn two_boards_with_their_tokens_play_the_arbiters_games_to_the_end() {
     assert!(copy.white_clock_ms >= 0, "timed, as exported");
 
     // One --bind per selected game: a mismatch is a usage error (exit 2) before any call.
-    let mismatch = Command::new(BIN)
+    let mismatch = Command::new(TOOLS)
         .args(["board-sim", "--server", &url, "--pdn"])
         .arg(abatsiev())
         .args(["--variant", "russian", "--all", "--bind", "bc-1"])

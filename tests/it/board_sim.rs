@@ -1,4 +1,4 @@
-//! `draughts-arbiter board-sim` against a real server (issue #16 item 2): every game of
+//! `arbiter-tools board-sim` against a real server (issue #16 item 2): every game of
 //! the reference files (`tests/data/games/`, copies of `../shared/reference/games/`)
 //! played through a simulated electronic board, in events and in snapshots, ends with
 //! the final position and result `replay` gives; with `--noise` over eight seeds every
@@ -52,12 +52,12 @@ struct Run {
     stderr: String,
 }
 
-/// Runs the release binary's `board-sim` against `server` (on a blocking thread: the
+/// Runs the tools' release binary's `board-sim` against `server` (on a blocking thread: the
 /// server runs on this test's runtime).
 async fn board_sim(server: &TestServer, args: Vec<String>) -> Run {
     let url = format!("http://{}", server.addr);
     let out = tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_draughts-arbiter"))
+        Command::new(env!("CARGO_BIN_EXE_arbiter-tools"))
             .arg("board-sim")
             .arg("--server")
             .arg(url)

@@ -1,11 +1,14 @@
 //! DESIGN.md 1: "No import cycles, inside a folder or between folders", and dependencies
-//! point one way, down. This test reads every file under `src/` (not `main.rs`, a crate
-//! of its own), collects the paths it names (`use crate::…`, `use super::…`, `use
+//! point one way, down. This test reads every file of the library under `src/` (not
+//! `main.rs` nor `bin/`, crates of their own), collects the paths it names (`use crate::…`, `use super::…`, `use
 //! self::…` with their `{…}` groups, and the same paths written inline in code), resolves
 //! each to the file that defines the item (following a `mod.rs`'s `pub use` re-exports),
 //! and fails on a cycle between files of one folder and on a dependency between
-//! top-level folders that [`ALLOWED`] does not list. Test modules (`#[cfg(test)]` to the
-//! end of a file) are not read.
+//! top-level folders that [`ALLOWED`] does not list. The tools' binary
+//! (`src/bin/arbiter-tools/`: `bench`, `board-sim`) is a layer above the whole library,
+//! which it reaches through its public API only (`draughts_arbiter::…`, checked by the
+//! compiler); its own files are read the same way for cycles. Test modules
+//! (`#[cfg(test)]` to the end of a file) are not read.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -14,7 +17,7 @@ use std::path::Path;
 /// The layers right below each top-level module, from DESIGN.md's picture (server, web,
 /// api, hub, store, tournament, game, clock and notation, rules, with `history` under
 /// rules and clock); a module may use these and everything they may use ([`allowed`]).
-/// `cli` sits on top and may use anything.
+/// `cli` sits on top and may use anything; above the library, the binaries ([`TOOLS`]).
 const ALLOWED: &[(&str, &[&str])] = &[
     ("history", &[]),
     ("rules", &["history"]),
@@ -28,6 +31,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("web", &["api"]),
     ("server", &["web"]),
 ];
+
+/// The tools' binary, a crate of its own over the library (`src/bin/arbiter-tools/`).
+const TOOLS: &str = "bin/arbiter-tools";
 
 /// Each module with every module below it ([`ALLOWED`], closed downwards).
 fn allowed() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
@@ -259,11 +265,17 @@ fn absolute(module: &[String], path: &[String]) -> ModPath {
     base
 }
 
-fn read_tree(dir: &Path, root: &Path, files: &mut BTreeMap<ModPath, File>) {
+/// Reads the files of one crate under `root` into `files`: the library (`src/`, without
+/// `main.rs` and `bin/`, the binaries' crates) or a binary's folder (`src/bin/NAME/`,
+/// whose `main.rs` is the crate's root).
+fn read_tree(dir: &Path, root: &Path, library: bool, files: &mut BTreeMap<ModPath, File>) {
     for entry in fs::read_dir(dir).expect("src/ is readable") {
         let path = entry.expect("a directory entry").path();
         if path.is_dir() {
-            read_tree(&path, root, files);
+            if library && dir == root && path.file_name().is_some_and(|n| n == "bin") {
+                continue;
+            }
+            read_tree(&path, root, library, files);
             continue;
         }
         if path.extension().is_none_or(|e| e != "rs") {
@@ -276,7 +288,10 @@ fn read_tree(dir: &Path, root: &Path, files: &mut BTreeMap<ModPath, File>) {
             .map(|s| s.to_string_lossy().into_owned())
             .collect();
         if module == ["main"] {
-            continue;
+            if library {
+                continue;
+            }
+            module.pop();
         }
         if module.last().is_some_and(|s| s == "mod" || s == "lib") {
             module.pop();
@@ -327,20 +342,43 @@ fn name(module: &[String]) -> String {
     }
 }
 
-/// File-level dependencies (a `pub use` re-export is not one).
+/// File-level dependencies of the library (a `pub use` re-export is not one).
 fn edges() -> BTreeSet<(ModPath, ModPath)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = BTreeMap::new();
-    read_tree(&root, &root, &mut files);
+    read_tree(&root, &root, true, &mut files);
     assert!(files.len() > 50, "read the source tree");
+    assert!(
+        !files.keys().any(|m| m.first().is_some_and(|s| s == "bin")),
+        "the binaries are not the library's"
+    );
+    edges_of(&files)
+}
+
+/// File-level dependencies of the tools' binary, paths from its own root (`main.rs`).
+fn tools_edges() -> BTreeSet<(ModPath, ModPath)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(TOOLS);
+    let mut files = BTreeMap::new();
+    read_tree(&root, &root, false, &mut files);
+    for module in [&[][..], &["bench"], &["board_sim"]] {
+        let module: ModPath = module.iter().map(|s| s.to_string()).collect();
+        assert!(files.contains_key(&module), "{TOOLS}: {module:?} read");
+    }
+    edges_of(&files)
+}
+
+/// The dependencies between the files of one crate.
+fn edges_of(files: &BTreeMap<ModPath, File>) -> BTreeSet<(ModPath, ModPath)> {
     let mut edges = BTreeSet::new();
-    for (module, file) in &files {
+    for (module, file) in files {
         for (public, path) in &file.paths {
             if *public {
                 continue;
             }
             let path: Vec<String> = path.iter().filter(|s| *s != "*").cloned().collect();
-            if let Some(target) = resolve(&files, &path, 0)
+            if let Some(target) = resolve(files, &path, 0)
                 && target != *module
             {
                 edges.insert((module.clone(), target));
@@ -419,7 +457,22 @@ fn no_import_cycle_between_files_of_a_folder() {
             graph.entry(from).or_default().insert(to);
         }
     }
-    let found = cycles(&graph);
+    let mut found = cycles(&graph);
+    // The tools' crate, its modules named under its folder.
+    let tools = tools_edges();
+    assert!(!tools.is_empty(), "the tools' files name each other");
+    let mut graph: BTreeMap<ModPath, BTreeSet<ModPath>> = BTreeMap::new();
+    for (from, to) in tools {
+        if top(&from) == top(&to) {
+            let under = |m: ModPath| -> ModPath {
+                let mut p: ModPath = TOOLS.split('/').map(str::to_string).collect();
+                p.extend(m);
+                p
+            };
+            graph.entry(under(from)).or_default().insert(under(to));
+        }
+    }
+    found.extend(cycles(&graph));
     let known: Vec<BTreeSet<String>> = KNOWN_CYCLES
         .iter()
         .map(|c| c.iter().map(|s| s.to_string()).collect())

@@ -22,10 +22,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::api::pb::IrregularityKind as K;
-use crate::api::pb::board_message::Kind;
-use crate::notation::square::square_number;
-use crate::rules::{Bitboard, Color, Move, Position, Square, Variant};
+use draughts_arbiter::api::pb::IrregularityKind as K;
+use draughts_arbiter::api::pb::board_message::Kind;
+use draughts_arbiter::notation::square::square_number;
+use draughts_arbiter::rules::{Bitboard, Color, Move, Position, Square, Variant};
 
 use super::plan::{
     Act, Ending, Expect, Mode, MovePlan, Ply, Rng, Step, breaks_order, move_steps, numbers, pieces,
@@ -823,14 +823,14 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notation::parse_fen;
-    use crate::rules::Game;
+    use draughts_arbiter::notation::parse_fen;
+    use draughts_arbiter::rules::Game;
 
     fn plans(fen: &str, v: Variant, text: &str, mode: Mode, seeds: u64) -> Vec<MovePlan> {
         let pos = parse_fen(fen, v).expect("fen");
-        let game = Game::new(pos, crate::rules::RuleEdition::Classic);
+        let game = Game::new(pos, draughts_arbiter::rules::RuleEdition::Classic);
         let legal = game.legal_moves();
-        let mv = crate::notation::parse_move(text, &pos).expect("move");
+        let mv = draughts_arbiter::notation::parse_move(text, &pos).expect("move");
         let after = pos.play(&mv).expect("legal");
         let next = after.legal_moves().first().copied();
         (0..seeds)
@@ -931,7 +931,7 @@ mod tests {
     fn without_rulings_only_the_board_ends_them() {
         let pos = parse_fen("W:WC3,E3,A1,E1,G1,H2:BD4,F6,A7,B8,H8", Variant::Russian).expect("fen");
         let legal = pos.legal_moves();
-        let mv = crate::notation::parse_move("c3:e5:g7", &pos).expect("move");
+        let mv = draughts_arbiter::notation::parse_move("c3:e5:g7", &pos).expect("move");
         let mut made = 0;
         for seed in 0..500 {
             let mut nz = Noiser::new(Rng::new(seed), false, Mode::Events);

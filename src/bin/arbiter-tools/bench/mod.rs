@@ -1,4 +1,4 @@
-//! `draughts-arbiter bench`: the service's figures (issues 6 and 11), measured in one run.
+//! `arbiter-tools bench`: the service's figures (issues 6 and 11), measured in one run.
 //!
 //! - Durable `SubmitMove` throughput and p50/p99 latency: a real server started in-process
 //!   on `127.0.0.1:0`, a real tonic client over loopback, N concurrent games, each driven
@@ -45,12 +45,12 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use tokio::sync::Barrier;
 
-use crate::clock::TimeControl;
-use crate::game::{Actor, Command, GameSettings};
-use crate::hub::{GameMeta, Hub};
-use crate::notation::{parse_fen, write_move};
-use crate::rules::{Position, Variant};
-use crate::store::{EventStore, GameRecord, MemoryStore, SqliteStore, Stream};
+use draughts_arbiter::clock::TimeControl;
+use draughts_arbiter::game::{Actor, Command, GameSettings};
+use draughts_arbiter::hub::{GameMeta, Hub};
+use draughts_arbiter::notation::{parse_fen, write_move};
+use draughts_arbiter::rules::{Position, Variant};
+use draughts_arbiter::store::{EventStore, GameRecord, MemoryStore, SqliteStore, Stream};
 use harness::{Running, closed_loop_run};
 use stats::{SHUFFLE_FEN, Sample, Scratch, TIME_CONTROL};
 
@@ -183,8 +183,8 @@ pub struct BenchArgs {
     /// Restart: of the running ones, games whose flags must fall after the restart.
     #[arg(long, default_value_t = 50)]
     pub restart_flags: usize,
-    /// Restart: the binary to start on the log [default: this one] (an older build, to
-    /// compare).
+    /// Restart: the server's binary to start on the log [default: draughts-arbiter beside
+    /// this one] (an older build, to compare).
     #[arg(long)]
     pub restart_exe: Option<PathBuf>,
     /// PostgreSQL: the database the `postgres` part runs on (a schema of its own, dropped

@@ -3,10 +3,11 @@
 //! - **Durable acked moves**: the closed loop of `submit` (one connection per game, the
 //!   king shuffle) on the real service over the PostgreSQL store and, in the same run,
 //!   over SQLite, at each `--games`: moves/s, p50 and p99 submit -> ack.
-//! - **Failover**: two `serve` processes (this binary) on the database with a lease of
-//!   `--lease-ms`; the owner of a running game takes a move and is killed (`kill -9`),
-//!   and the client sends the next move to the other node until it is accepted; that
-//!   time, p50 and max over `--failovers` runs (the killed node is restarted each time).
+//! - **Failover**: two `serve` processes (the server's binary, `draughts-arbiter`, beside
+//!   this one) on the database with a lease of `--lease-ms`; the owner of a running game
+//!   takes a move and is killed (`kill -9`), and the client sends the next move to the
+//!   other node until it is accepted; that time, p50 and max over `--failovers` runs (the
+//!   killed node is restarted each time).
 //!
 //! Each run uses a schema of its own (`bench_<pid>_<time>`), dropped at the end.
 
@@ -18,10 +19,10 @@ use std::time::{Duration, Instant};
 
 use tonic::transport::Channel;
 
-use super::harness::{Running, closed_loop_run, connect, create_request};
-use crate::api::pb;
-use crate::api::pb::game_service_client::GameServiceClient;
-use crate::store::{PostgresOptions, PostgresStore, SqliteStore};
+use super::harness::{Running, closed_loop_run, connect, create_request, server_exe};
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::game_service_client::GameServiceClient;
+use draughts_arbiter::store::{PostgresOptions, PostgresStore, SqliteStore};
 
 /// What the PostgreSQL part measures.
 pub(super) struct PostgresPlan<'a> {
@@ -146,7 +147,7 @@ async fn run(
     Ok(())
 }
 
-/// A `serve` process of this binary on the database.
+/// A `serve` process of the server's binary on the database.
 struct Node {
     id: &'static str,
     port: u16,
@@ -155,7 +156,7 @@ struct Node {
 
 impl Node {
     fn start(&mut self, url: &str, lease_ms: u64) -> Result<(), String> {
-        let exe = std::env::current_exe().map_err(|e| format!("this binary: {e}"))?;
+        let exe = server_exe()?;
         let child = Command::new(exe)
             .args(["serve", "--listen", &format!("127.0.0.1:{}", self.port)])
             .env("ARBITER_STORE", "postgres")

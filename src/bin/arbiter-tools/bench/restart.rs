@@ -1,10 +1,11 @@
 //! Recovery time (issue 13 item 6): a data directory with many games, most finished, some
-//! running, then the real binary (`serve`) started on it, timed from the process's start
-//! to `grpc.health.v1.Health` answering SERVING. The log is written in-process through a
-//! [`Hub`] over a [`SqliteStore`], as the service writes it: every game is created,
-//! started and played two moves; the finished ones resign; the running ones keep 90
-//! minutes a side, except the last few, on 4 s sudden death, whose flags must fall after
-//! the restart with nobody sending anything (checked through `GetGame`).
+//! running, then the server's real binary (`draughts-arbiter serve`) started on it, timed
+//! from the process's start to `grpc.health.v1.Health` answering SERVING. The log is
+//! written in-process through a [`Hub`] over a [`SqliteStore`], as the service writes it:
+//! every game is created, started and played two moves; the finished ones resign; the
+//! running ones keep 90 minutes a side, except the last few, on 4 s sudden death, whose
+//! flags must fall after the restart with nobody sending anything (checked through
+//! `GetGame`).
 
 use std::net::TcpListener as StdListener;
 use std::path::Path;
@@ -16,12 +17,13 @@ use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
-use crate::api::pb;
-use crate::clock::TimeControl;
-use crate::game::{Actor, Command, GameSettings};
-use crate::hub::{GameMeta, Hub};
-use crate::rules::{Color, Variant};
-use crate::store::SqliteStore;
+use super::harness::server_exe;
+use draughts_arbiter::api::pb;
+use draughts_arbiter::clock::TimeControl;
+use draughts_arbiter::game::{Actor, Command, GameSettings};
+use draughts_arbiter::hub::{GameMeta, Hub};
+use draughts_arbiter::rules::{Color, Variant};
+use draughts_arbiter::store::SqliteStore;
 
 /// The sizes of a restart run.
 pub(super) struct RestartPlan {
@@ -32,7 +34,8 @@ pub(super) struct RestartPlan {
     /// Of the running ones, how many on a short sudden death (their flags fall after the
     /// restart).
     pub flagging: usize,
-    /// The binary to restart (default: this one), e.g. an older build to compare.
+    /// The binary to restart (default: the server's beside this one, [`server_exe`]),
+    /// e.g. an older build to compare.
     pub exe: Option<std::path::PathBuf>,
 }
 
@@ -72,7 +75,7 @@ pub(super) async fn run(plan: &RestartPlan, dir: &Path) -> Result<(), String> {
 
     let exe = match &plan.exe {
         Some(exe) => exe.clone(),
-        None => std::env::current_exe().map_err(|e| format!("restart: the binary: {e}"))?,
+        None => server_exe().map_err(|e| format!("restart: {e}"))?,
     };
     let port = free_port()?;
     let metrics_port = free_port()?;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::plan::Mode;
-use crate::rules::Variant;
+use draughts_arbiter::rules::Variant;
 
 /// Arguments of `board-sim`.
 #[derive(Debug, Args)]
@@ -52,7 +52,7 @@ pub struct BoardSimArgs {
     #[arg(long)]
     pub pdn: PathBuf,
     /// The variant, overriding each game's `GameType` tag (needed when a file has none).
-    #[arg(long, value_parser = crate::cli::parse_variant)]
+    #[arg(long, value_parser = draughts_arbiter::cli::parse_variant)]
     pub variant: Option<Variant>,
     /// Play only game N of the file (1-based).
     #[arg(long, conflicts_with = "all")]

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::harness::{Game, Running, on_client_thread, play, setup};
 use super::stats::{percentile_ms_f64, range};
-use crate::store::MemoryStore;
+use draughts_arbiter::store::MemoryStore;
 
 /// The sizes of a game-length run.
 pub(super) struct PliesPlan {

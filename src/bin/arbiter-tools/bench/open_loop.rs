@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use super::harness::{Game, Running, on_client_thread, setup};
 use super::raw_game;
 use super::stats::{Scratch, percentile_ms};
-use crate::store::{EventStore, SqliteStore, Stream};
+use draughts_arbiter::store::{EventStore, SqliteStore, Stream};
 
 /// What an open-loop run measured.
 pub(super) struct OpenSample {

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::stats::percentile_ms_f64;
-use crate::clock::TimeControl;
-use crate::game::{Actor, Command, EndReason, EventKind, GameEvent, GameSettings};
-use crate::hub::{GameMeta, Hub};
-use crate::rules::Variant;
-use crate::store::{EventStore, MemoryStore, Stream};
+use draughts_arbiter::clock::TimeControl;
+use draughts_arbiter::game::{Actor, Command, EndReason, EventKind, GameEvent, GameSettings};
+use draughts_arbiter::hub::{GameMeta, Hub};
+use draughts_arbiter::rules::Variant;
+use draughts_arbiter::store::{EventStore, MemoryStore, Stream};
 
 /// The sizes of a flag run.
 pub(super) struct FlagPlan {

@@ -8,8 +8,8 @@ use prost::Message;
 
 use super::harness::{Running, closed_loop_run, on_client_thread, setup};
 use super::stats::{Sample, range};
-use crate::api::pb;
-use crate::store::MemoryStore;
+use draughts_arbiter::api::pb;
+use draughts_arbiter::store::MemoryStore;
 
 /// A real `SubmitMoveResponse`: the fifth move of a game on the real service (memory
 /// store), past the first cycle so its seq and clocks have their usual width.

@@ -6,11 +6,11 @@
 //! harmless noise, the board's own picture of itself ([`Physical`]) and the steps that
 //! take the board from what it shows to a target.
 
-use crate::api::pb;
-use crate::api::pb::board_message::Kind;
-use crate::notation::square::square_number;
-use crate::rules::variant::CaptureChoice;
-use crate::rules::{Bitboard, Color, Move, Position, Variant};
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::board_message::Kind;
+use draughts_arbiter::notation::square::square_number;
+use draughts_arbiter::rules::variant::CaptureChoice;
+use draughts_arbiter::rules::{Bitboard, Color, Move, Position, Variant};
 
 /// How the board reports what happens on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -177,7 +177,7 @@ impl Rng {
     /// The next 64 random bits.
     pub fn next(&mut self) -> u64 {
         self.n += 1;
-        crate::rules::splitmix(self.seed ^ self.n.wrapping_mul(0xA24B_AED4_963E_E407))
+        draughts_arbiter::rules::splitmix(self.seed ^ self.n.wrapping_mul(0xA24B_AED4_963E_E407))
     }
 
     /// A number in `0..n` (`n` > 0).
@@ -243,7 +243,7 @@ pub struct Ply<'a> {
     pub left: usize,
 }
 
-pub(super) fn n(v: Variant, sq: crate::rules::Square) -> u32 {
+pub(super) fn n(v: Variant, sq: draughts_arbiter::rules::Square) -> u32 {
     square_number(sq, v)
 }
 
@@ -255,13 +255,13 @@ pub fn square(sq: u32) -> pb::BoardSquare {
 /// A clock press of `side`.
 pub fn press(side: Color) -> Kind {
     Kind::ClockPress(pb::BoardClockPress {
-        side: crate::api::convert::side_pb(side),
+        side: draughts_arbiter::api::convert::side_pb(side),
     })
 }
 
 /// The squares of `bits`, as PDN numbers in increasing order.
 pub fn numbers(v: Variant, bits: Bitboard) -> Vec<u32> {
-    crate::notation::square::square_numbers(bits, v)
+    draughts_arbiter::notation::square::square_numbers(bits, v)
 }
 
 /// The bit of PDN square `number` (0 for a number off the board).
@@ -334,7 +334,7 @@ pub(super) fn pre_noise(rng: &mut Rng, mode: Mode) -> Option<Noise> {
 pub(super) fn other_piece(
     pos: &Position,
     side: Color,
-    except: crate::rules::Square,
+    except: draughts_arbiter::rules::Square,
 ) -> Option<u32> {
     let v = pos.variant();
     let bits = pos.pieces(side) & !except.bit();
@@ -695,15 +695,15 @@ pub fn steps_to(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::board_sim::compose::move_plan;
-    use crate::notation::parse_fen;
-    use crate::rules::Game;
+    use crate::board_sim::compose::move_plan;
+    use draughts_arbiter::notation::parse_fen;
+    use draughts_arbiter::rules::Game;
 
     fn plan_of(fen: Option<&str>, v: Variant, text: &str, mode: Mode) -> MovePlan {
         let pos = fen.map_or_else(|| Position::start(v), |f| parse_fen(f, v).expect("fen"));
-        let game = Game::new(pos, crate::rules::RuleEdition::Classic);
+        let game = Game::new(pos, draughts_arbiter::rules::RuleEdition::Classic);
         let legal = game.legal_moves();
-        let mv = crate::notation::parse_move(text, &pos).expect("move");
+        let mv = draughts_arbiter::notation::parse_move(text, &pos).expect("move");
         move_plan(
             &Ply {
                 before: &pos,

@@ -1,4 +1,4 @@
-//! `draughts-arbiter board-sim`: plays recorded games through a running service the way an
+//! `arbiter-tools board-sim`: plays recorded games through a running service the way an
 //! electronic board reports them, and checks that the judge ends each one where the
 //! record does. Also a load tool: `--boards N` games at once, with the board messages a
 //! second and the acknowledgement latency at the end.
@@ -31,20 +31,20 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 
-use crate::api::convert::{side_pb, variant_pb};
-use crate::api::pb;
-use crate::api::pb::arbiter_service_client::ArbiterServiceClient;
-use crate::api::pb::board_message::Kind;
-use crate::api::pb::game_event::Kind as EventKind;
-use crate::api::pb::game_service_client::GameServiceClient;
-use crate::notation::clock_comment::line_clocks;
-use crate::notation::pdn::{PdnGame, PdnResult, read_games_bytes};
-use crate::notation::replay::{ReplayNote, game_variant, replay_record, start_position};
-use crate::notation::write_fen;
-use crate::rules::variant::Removal;
-use crate::rules::{Bitboard, Color, Variant};
-use crate::server::tls::ClientTls;
 use compose::move_plan;
+use draughts_arbiter::api::convert::{side_pb, variant_pb};
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::arbiter_service_client::ArbiterServiceClient;
+use draughts_arbiter::api::pb::board_message::Kind;
+use draughts_arbiter::api::pb::game_event::Kind as EventKind;
+use draughts_arbiter::api::pb::game_service_client::GameServiceClient;
+use draughts_arbiter::notation::clock_comment::line_clocks;
+use draughts_arbiter::notation::pdn::{PdnGame, PdnResult, read_games_bytes};
+use draughts_arbiter::notation::replay::{ReplayNote, game_variant, replay_record, start_position};
+use draughts_arbiter::notation::write_fen;
+use draughts_arbiter::rules::variant::Removal;
+use draughts_arbiter::rules::{Bitboard, Color, Variant};
+use draughts_arbiter::server::tls::ClientTls;
 use incident::{Noiser, Tally};
 use link::{Answer, Link, Lost};
 pub use plan::Mode;
@@ -90,7 +90,7 @@ pub fn run(args: &BoardSimArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    super::client::block_on(simulate(args, games))
+    draughts_arbiter::cli::block_on(simulate(args, games))
 }
 
 /// The games of the file to play, numbered from 1.
@@ -176,7 +176,7 @@ async fn simulate(args: &BoardSimArgs, chosen: Selected) -> Result<(), String> {
     };
     // The first server must answer now (a wrong address is said at once); the others,
     // and this one after a restart, are reconnected as they come back.
-    let channel = super::client::channel(&args.server[0], &tls).await?;
+    let channel = draughts_arbiter::cli::channel(&args.server[0], &tls).await?;
     let mut channels = BTreeMap::new();
     channels.insert(args.server[0].clone(), channel);
     let prefix = args.id_prefix.clone().unwrap_or_else(|| {
@@ -425,7 +425,8 @@ async fn play(ctx: &Ctx<'_>, n: usize, game: &PdnGame, bind: Option<&str>) -> Ga
         Err(e) => return GameReport::failed(format!("failed: {e}")),
     };
     let noise = args.noise.map(|s| {
-        let rng = Rng::new(crate::rules::splitmix(s) ^ (n as u64).wrapping_mul(0x9E37_79B9));
+        let rng =
+            Rng::new(draughts_arbiter::rules::splitmix(s) ^ (n as u64).wrapping_mul(0x9E37_79B9));
         Noiser::new(rng, ctx.rulings(), args.mode)
     });
     let mut report = GameReport::failed(String::new());
@@ -452,8 +453,8 @@ struct Record<'a> {
     n: usize,
     game: &'a PdnGame,
     variant: Variant,
-    replay: &'a crate::notation::replay::Replay,
-    start: crate::rules::Position,
+    replay: &'a draughts_arbiter::notation::replay::Replay,
+    start: draughts_arbiter::rules::Position,
 }
 
 /// The moves the judge has recorded, checked against the record's: how many of the
@@ -461,7 +462,7 @@ struct Record<'a> {
 /// judge's score sheet does not list).
 fn agree(
     g: &pb::Game,
-    moves: &[crate::rules::Move],
+    moves: &[draughts_arbiter::rules::Move],
     v: Variant,
     stood: &[usize],
 ) -> Result<usize, String> {
@@ -484,7 +485,7 @@ fn agree(
             .and_then(|&p| moves.get(p))
             .map(|m| {
                 m.path()
-                    .map(|s| crate::notation::square::square_number(s, v))
+                    .map(|s| draughts_arbiter::notation::square::square_number(s, v))
                     .collect()
             })
             .unwrap_or_default();
@@ -505,12 +506,12 @@ fn agree(
 
 /// The rules' game after the record's first `plies` moves.
 fn judge_at(
-    start: crate::rules::Position,
-    edition: crate::rules::RuleEdition,
-    moves: &[crate::rules::Move],
+    start: draughts_arbiter::rules::Position,
+    edition: draughts_arbiter::rules::RuleEdition,
+    moves: &[draughts_arbiter::rules::Move],
     plies: usize,
-) -> crate::rules::Game {
-    let mut judge = crate::rules::Game::new(start, edition);
+) -> draughts_arbiter::rules::Game {
+    let mut judge = draughts_arbiter::rules::Game::new(start, edition);
     for mv in moves.iter().take(plies) {
         let _ = judge.play(mv);
     }
@@ -809,7 +810,7 @@ async fn check_incident(
     v: Variant,
     tags: &[Tag],
     board: &Physical,
-    want: &crate::rules::Position,
+    want: &draughts_arbiter::rules::Position,
 ) -> Result<(), String> {
     if let Some(t) = tags.iter().find(|t| t.seq.is_some() && t.ended.is_none()) {
         return Err(format!(
@@ -843,7 +844,8 @@ async fn check_incident(
             board.pending
         ));
     }
-    let pos = crate::notation::parse_fen(&g.fen, v).map_err(|e| format!("the judge's FEN: {e}"))?;
+    let pos = draughts_arbiter::notation::parse_fen(&g.fen, v)
+        .map_err(|e| format!("the judge's FEN: {e}"))?;
     if pieces(&pos) != pieces(want) || pos.kings() != want.kings() || pos.turn() != want.turn() {
         return Err(format!(
             "the judge's position {} is not the record's {}",
@@ -938,8 +940,9 @@ async fn drive(
         ^ u64::try_from(ctx.started.elapsed().as_nanos()).unwrap_or(0);
     let mut link = Link::new(ctx, id.clone(), ctx.board_id(n), seed);
     let bound = link.open().await.map_err(|e| format!("failed: {e}"))?;
-    let moves: Vec<crate::rules::Move> = rec.replay.game.moves().iter().copied().collect();
-    let positions: Vec<crate::rules::Position> =
+    let moves: Vec<draughts_arbiter::rules::Move> =
+        rec.replay.game.moves().iter().copied().collect();
+    let positions: Vec<draughts_arbiter::rules::Position> =
         rec.replay.game.positions().iter().copied().collect();
     let plies = moves.len();
     let edition = rec.replay.game.edition();
@@ -952,7 +955,7 @@ async fn drive(
                     .map_or("of an unknown variant", |v| v.as_str_name())
             ));
         }
-        let theirs = crate::notation::parse_fen(&bound.game.start_fen, variant)
+        let theirs = draughts_arbiter::notation::parse_fen(&bound.game.start_fen, variant)
             .map(|p| write_fen(&p))
             .unwrap_or_else(|_| bound.game.start_fen.clone());
         if theirs != write_fen(&start) {

@@ -1,7 +1,7 @@
 //! What every service benchmark shares: a server started in-process on `127.0.0.1:0`
 //! (the real one, or the bare echo of [`super::echo`]), client threads with a
 //! single-threaded runtime of their own, the benchmark games, and the closed loop that
-//! plays them.
+//! plays them; and the server's binary for the parts that start it as a process.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -14,11 +14,31 @@ use tonic::transport::{Channel, Endpoint};
 
 use super::echo;
 use super::stats::{SHUFFLE_FEN, Sample, TIME_CONTROL};
-use crate::api::pb;
-use crate::api::pb::game_service_client::GameServiceClient;
-use crate::server::config::{Config, Limits, LogFormat};
-use crate::server::run::run as serve;
-use crate::store::EventStore;
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::game_service_client::GameServiceClient;
+use draughts_arbiter::server::config::{Config, Limits, LogFormat};
+use draughts_arbiter::server::run::run as serve;
+use draughts_arbiter::store::EventStore;
+
+/// The server's binary, `draughts-arbiter` in this binary's folder (cargo builds both
+/// there): the parts that time or kill the real process (restart, failover) start its
+/// `serve`.
+///
+/// # Errors
+/// The path of this binary is unknown, or the server's binary is not beside it.
+pub(super) fn server_exe() -> Result<std::path::PathBuf, String> {
+    let me = std::env::current_exe().map_err(|e| format!("this binary: {e}"))?;
+    let exe = me.with_file_name(format!("draughts-arbiter{}", std::env::consts::EXE_SUFFIX));
+    if exe.is_file() {
+        Ok(exe)
+    } else {
+        Err(format!(
+            "the server's binary {} is missing (`cargo build --release` builds it beside \
+             this one)",
+            exe.display()
+        ))
+    }
+}
 
 /// A server under test, listening on a loopback port of its own.
 pub(super) struct Running {

@@ -21,9 +21,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::harness::{Running, connect, on_client_thread, setup};
 use super::open_loop::{self, OpenSample};
 use super::stats::percentile_ms_f64;
-use crate::api::pb;
-use crate::api::pb::broadcast_service_client::BroadcastServiceClient;
-use crate::store::MemoryStore;
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::broadcast_service_client::BroadcastServiceClient;
+use draughts_arbiter::store::MemoryStore;
 
 /// The pause between the watchers' leaving and the last phase.
 const SETTLE: Duration = Duration::from_secs(2);

@@ -22,13 +22,13 @@ use tonic::metadata::MetadataValue;
 
 use super::args::BoardSimArgs;
 use super::plan::Rng;
-use crate::api::pb;
-use crate::api::pb::board_feedback::Kind as Feedback;
-use crate::api::pb::board_message::Kind;
-use crate::api::pb::board_service_client::BoardServiceClient;
-use crate::api::pb::broadcast_service_client::BroadcastServiceClient;
-use crate::api::pb::game_event::Kind as EventKind;
-use crate::server::tls::ClientTls;
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::board_feedback::Kind as Feedback;
+use draughts_arbiter::api::pb::board_message::Kind;
+use draughts_arbiter::api::pb::board_service_client::BoardServiceClient;
+use draughts_arbiter::api::pb::broadcast_service_client::BroadcastServiceClient;
+use draughts_arbiter::api::pb::game_event::Kind as EventKind;
+use draughts_arbiter::server::tls::ClientTls;
 
 /// How often a board says it is still there while it sends nothing else (the judge
 /// wants one at least every 2 s).
@@ -621,7 +621,7 @@ impl Ctx<'_> {
             cert: None,
             key: None,
         };
-        let c = crate::cli::client::endpoint(server, &tls)?
+        let c = draughts_arbiter::cli::endpoint(server, &tls)?
             .connect_timeout(Duration::from_secs(2))
             .connect_lazy();
         channels.insert(server.to_string(), c.clone());

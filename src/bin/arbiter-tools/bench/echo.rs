@@ -27,8 +27,8 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
-use crate::api::pb;
-use crate::hub::HubConfig;
+use draughts_arbiter::api::pb;
+use draughts_arbiter::hub::HubConfig;
 
 /// The echo service: only `SubmitMove` answers.
 pub(super) struct Echo {

@@ -2,8 +2,8 @@
 //! `--noise`, harmless noise around it or an irregular incident instead (incident.rs).
 //! Apart from both so that neither needs the other.
 
-use crate::api::pb;
-use crate::api::pb::board_message::Kind;
+use draughts_arbiter::api::pb;
+use draughts_arbiter::api::pb::board_message::Kind;
 
 use super::incident::{self, Noiser};
 use super::plan::{
@@ -35,7 +35,7 @@ pub fn move_plan(ply: &Ply<'_>, mode: Mode, mut noise: Option<&mut Noiser>) -> M
                 Some(Noise::Adjust) => {
                     plan.noise.push(Noise::Adjust);
                     plan.steps.push(Step::quiet(Kind::Adjust(pb::BoardAdjust {
-                        side: crate::api::convert::side_pb(mover),
+                        side: draughts_arbiter::api::convert::side_pb(mover),
                     })));
                     // Straighten another own piece (or the one to move, when alone).
                     let piece = other_piece(pos, mover, mv.from()).unwrap_or(from);
