@@ -15,7 +15,9 @@ mod decide;
 mod draws;
 mod error;
 mod event;
+mod meta;
 mod note;
+pub mod pdn;
 mod session;
 mod settings;
 mod tx;
@@ -30,6 +32,7 @@ pub use event::{
     BoardPiece, EndReason, EventKind, FollowCause, GameEvent, IrregularityKind, MoveSource, Now,
     OfferTiming, OutageMeasure,
 };
+pub use meta::{GameMeta, PlayerInfo};
 pub use note::{ClockReading, ClockRun, EventNote};
 pub use session::{
     BoardStatus, BoardView, Claim, GameResult, InHand, MoveRecord, Offer, Outstanding, Session,

@@ -17,11 +17,11 @@ use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::{HubError, decode};
-use super::meta::GameMeta;
 use super::queue::{Published, Step, WatchEnd, WatchQueue, WatchStart};
 use super::slots::{Slot, Slots};
 use super::task::{self, Msg, Pending};
 use super::timeline::Timeline;
+use crate::game::GameMeta;
 use crate::game::{Actor, Command, Session};
 use crate::store::EventStore;
 

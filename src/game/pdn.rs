@@ -38,10 +38,9 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::{ClockOp, TimeControl};
 use crate::game::{
-    Actor, ClaimKind, EndReason, EventKind, GameEvent, IrregularityKind, OfferResponse, Outcome,
-    Ruling, Session,
+    Actor, ClaimKind, EndReason, EventKind, GameEvent, GameMeta, IrregularityKind, OfferResponse,
+    Outcome, Ruling, Session,
 };
-use crate::hub::GameMeta;
 use crate::notation::clock_comment::hms;
 use crate::notation::fen::parse_fen;
 use crate::notation::pdn::{PdnGame, PdnMove, PdnResult, ResultForm, write_games};
