@@ -4,6 +4,7 @@
 use prost_types::Timestamp;
 
 use super::pb;
+use crate::game::describe::{self, Seen};
 use crate::game::{
     Actor, BoardHealth, ClaimKind, ClockReading, ClockRun, EndReason, EventKind, GameSettings,
     GameSummary, IrregularityKind, MoveCountDraws, MoveRecord, MoveSource, OfferResponse,
@@ -495,7 +496,10 @@ fn actor_pb(a: &Actor) -> pb::Actor {
 /// snapshot's seq (the stream continues after it).
 pub fn resync_pb(meta: &GameMeta, snap: &Snapshot) -> pb::GameEvent {
     let game = game_pb(meta, &snap.session, snap.now_ms, true);
+    let description = describe::resync_line(game.moves.len(), snap.seq());
     pb::GameEvent {
+        description,
+        comment: String::new(),
         seq: snap.seq(),
         server_time: ts(snap.session.last_ms() as i64),
         actor: Some(actor_pb(&Actor::System)),
@@ -517,6 +521,12 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
     let clock = note.clock.as_ref().map(reading_pb);
     // The board's own clock on the message that caused the event (0: no board's).
     let board_time_ms = e.board_ms.unwrap_or(0);
+    let seen = Seen {
+        variant: p.variant,
+        note,
+        meta,
+    };
+    let words = describe::describe(e, seen);
     let kind = match &e.kind {
         EventKind::GameCreated {
             settings,
@@ -839,6 +849,8 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
         game_id: meta.id.clone(),
         monotonic_ms: e.at.mono_ms as i64,
         cursor: String::new(),
+        description: words.line,
+        comment: words.comment.unwrap_or_default(),
         kind: Some(kind),
     }
 }

@@ -12,6 +12,7 @@ mod arbiter;
 mod board;
 mod command;
 mod decide;
+pub mod describe;
 mod draws;
 mod error;
 mod event;

@@ -602,13 +602,14 @@ impl Watch {
         let id = &self.game.meta().id;
         let rows = self.store.load(id, 1).await?;
         let events = decode(id, &rows)?;
-        let (_, notes) =
+        let (session, notes) =
             Session::replay_noted(&events).map_err(|e| HubError::Corrupt(format!("{id}: {e}")))?;
+        let variant = session.variant();
         Ok(events
             .into_iter()
             .zip(notes)
             .filter(|(e, _)| e.seq > after && e.seq <= until)
-            .map(|(event, note)| Arc::new(Published::new(event, note)))
+            .map(|(event, note)| Arc::new(Published::new(event, note, variant)))
             .collect())
     }
 }

@@ -524,11 +524,12 @@ impl GameTask {
         if !was_finished && self.session.result().is_some() {
             self.metrics.game_finished();
         }
+        let variant = self.session.variant();
         Ok(decided
             .events
             .into_iter()
             .zip(decided.notes)
-            .map(|(event, note)| Arc::new(Published::new(event, note)))
+            .map(|(event, note)| Arc::new(Published::new(event, note, variant)))
             .collect())
     }
 
