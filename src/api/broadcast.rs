@@ -264,7 +264,7 @@ impl Api {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        super::pdn::export_games(meta, &events).map_err(|e| {
+        crate::game::pdn::export_games(meta, &events).map_err(|e| {
             tracing::error!(game = id, error = %e, "pdn export failed");
             Status::internal(e.to_string())
         })

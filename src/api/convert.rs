@@ -4,13 +4,16 @@
 use prost_types::Timestamp;
 
 use super::pb;
+use crate::game::describe::{self, Seen};
 use crate::game::{
     Actor, BoardHealth, ClaimKind, ClockReading, ClockRun, EndReason, EventKind, GameSettings,
     GameSummary, IrregularityKind, MoveCountDraws, MoveRecord, MoveSource, OfferResponse,
     OfferTiming, OutageMeasure, Outcome, RepetitionMode, Session,
 };
 use crate::hub::{GameMeta, PlayerInfo, Published, Snapshot};
-use crate::rules::{Color, RuleEdition, Variant};
+use crate::notation::drawing;
+use crate::notation::parse_fen;
+use crate::rules::{Color, Position, RuleEdition, Variant};
 
 /// A protobuf enum value that names nothing the server knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -309,11 +312,63 @@ pub fn legal_moves(pos: &crate::rules::Position) -> Vec<pb::Move> {
 /// replies, `ListGames` unless asked), `move_count` is always set.
 pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::Game {
     let summary = s.summarize(now);
-    if with_moves {
+    let mut game = if with_moves {
         summary_pb(meta, &summary, s.moves().iter())
     } else {
         summary_pb(meta, &summary, std::iter::empty())
+    };
+    // The last move is marked when the position is the one it led to.
+    let fen = s.official_fen();
+    let last: &[u32] = s
+        .moves()
+        .last()
+        .filter(|m| m.fen_after == fen)
+        .map_or(&[], |m| &m.path);
+    game.drawing = Some(drawing_pb(s.position(), last));
+    game
+}
+
+/// A position as a page draws it ([`crate::notation::drawing`]), the squares of
+/// `last_move` (a move's path) marked.
+pub fn drawing_pb(pos: &Position, last_move: &[u32]) -> pb::BoardDrawing {
+    let v = pos.variant();
+    let geo = v.geometry();
+    let (files, ranks) = drawing::edges(v);
+    let squares = geo
+        .order
+        .iter()
+        .map(|&sq| {
+            let (x, y) = drawing::place(sq, v);
+            let piece = pos.piece_at(sq);
+            pb::DrawnSquare {
+                x: u32::from(x),
+                y: u32::from(y),
+                dark: drawing::is_dark(sq, v),
+                label: drawing::label(sq, v).map_or_else(String::new, |n| n.to_string()),
+                piece: piece.map_or(0, |(c, _)| side_pb(c)),
+                king: piece.is_some_and(|(_, king)| king),
+                beneath: pos.beneath(sq).into_iter().map(side_pb).collect(),
+                last_move: drawing::part_in_move(last_move, geo.number(sq, v.rules().mirrored))
+                    .unwrap_or_default()
+                    .to_owned(),
+            }
+        })
+        .collect();
+    pb::BoardDrawing {
+        columns: u32::from(geo.width),
+        rows: u32::from(geo.height),
+        squares,
+        files,
+        ranks,
+        turn: side_pb(pos.turn()),
+        title: drawing::title(v).to_owned(),
     }
+}
+
+/// The position of `fen` drawn, the squares of `path` marked; `None` when it does not
+/// read (a recorded FEN always does).
+fn fen_drawing(fen: &str, v: Variant, path: &[u32]) -> Option<pb::BoardDrawing> {
+    parse_fen(fen, v).ok().map(|pos| drawing_pb(&pos, path))
 }
 
 /// The game as protobuf from its summary (a stored one, for a game not in memory) and
@@ -424,6 +479,7 @@ pub fn summary_pb<'a>(
             since: ts(b.since.timestamp_millis()),
         }),
         board_view: Some(board_view_pb(&view.board_view)),
+        drawing: None,
     }
 }
 
@@ -496,7 +552,11 @@ fn actor_pb(a: &Actor) -> pb::Actor {
 /// snapshot's seq (the stream continues after it).
 pub fn resync_pb(meta: &GameMeta, snap: &Snapshot) -> pb::GameEvent {
     let game = game_pb(meta, &snap.session, snap.now_ms, true);
+    let description = describe::resync_line(game.moves.len(), snap.seq());
     pb::GameEvent {
+        description,
+        comment: String::new(),
+        drawing: None,
         seq: snap.seq(),
         server_time: ts(snap.session.last_ms() as i64),
         actor: Some(actor_pb(&Actor::System)),
@@ -518,6 +578,27 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
     let clock = note.clock.as_ref().map(reading_pb);
     // The board's own clock on the message that caused the event (0: no board's).
     let board_time_ms = e.board_ms.unwrap_or(0);
+    let seen = Seen {
+        variant: p.variant,
+        note,
+        meta,
+    };
+    let words = describe::describe(e, seen);
+    let drawing = match &e.kind {
+        EventKind::GameCreated { start_fen: fen, .. }
+        | EventKind::PositionSet { fen, .. }
+        | EventKind::IrregularityResolved {
+            ruling: Some(crate::game::Ruling::Stands),
+            fen,
+            ..
+        } if note.resolved.is_none_or(IrregularityKind::on_board) => {
+            fen_drawing(fen, p.variant, &[])
+        }
+        EventKind::MovePlayed {
+            fen_after, path, ..
+        } => fen_drawing(fen_after, p.variant, path),
+        _ => None,
+    };
     let kind = match &e.kind {
         EventKind::GameCreated {
             settings,
@@ -840,6 +921,9 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
         game_id: meta.id.clone(),
         monotonic_ms: e.at.mono_ms as i64,
         cursor: String::new(),
+        description: words.line,
+        comment: words.comment.unwrap_or_default(),
+        drawing,
         kind: Some(kind),
     }
 }

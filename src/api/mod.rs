@@ -24,7 +24,6 @@ mod error;
 pub mod frame;
 mod games;
 pub mod pb;
-pub mod pdn;
 mod pdn_cache;
 mod rate;
 mod round_feed;

@@ -454,6 +454,7 @@ mod tests {
                 board_ms: None,
             },
             EventNote::default(),
+            crate::rules::Variant::Russian,
         )
     }
 

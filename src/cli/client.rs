@@ -10,9 +10,8 @@ use tonic::Request;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Endpoint};
 
-use super::events::{clock_time, describe, event_json, game_json, variant_of};
+use super::events::{clock_time, describe, event_json, game_json};
 use crate::api::pb;
-use crate::rules::Variant;
 use crate::server::tls::{ClientTls, client_config, error_chain};
 
 /// Prints a line; a closed pipe (`| head`) is not an error worth a panic.
@@ -511,25 +510,22 @@ where
     }
 }
 
-/// Prints a command's answer: its events, one line each (squares in the game's
-/// notation), then the game.
+/// Prints a command's answer: its events, one line each, then the game.
 pub(super) fn print_reply(json: bool, game: Option<&pb::Game>, events: &[pb::GameEvent]) {
-    let variant = game.and_then(|g| variant_of(g.variant));
     for e in events {
-        print_event(json, e, variant);
+        print_event(json, e);
     }
     if let Some(g) = game {
         print_game(json, g);
     }
 }
 
-/// Prints one event, squares in `variant`'s notation when known; false when stdout is
-/// closed.
-pub(super) fn print_event(json: bool, e: &pb::GameEvent, variant: Option<Variant>) -> bool {
+/// Prints one event; false when stdout is closed.
+pub(super) fn print_event(json: bool, e: &pb::GameEvent) -> bool {
     let line = if json {
         event_json(e).to_string()
     } else {
-        describe(e, variant)
+        describe(e)
     };
     writeln!(std::io::stdout(), "{line}").is_ok()
 }
@@ -819,25 +815,10 @@ async fn client(args: &ClientArgs, server: String) -> Result<(), String> {
                 .await
                 .map_err(st)?
                 .into_inner();
-            // The game's variant names the squares; a watch from seq 0 hears it in
-            // GameCreated, a later one asks the game.
-            let mut variant = games
-                .get_game(request(
-                    t,
-                    pb::GetGameRequest {
-                        game_id: id.clone(),
-                    },
-                ))
-                .await
-                .ok()
-                .and_then(|g| variant_of(g.into_inner().variant));
             while let Some(e) = stream.next().await {
                 let e = e.map_err(st)?;
-                if let Some(pb::game_event::Kind::GameCreated(c)) = &e.kind {
-                    variant = variant_of(c.variant).or(variant);
-                }
                 // A closed pipe (`| head`) ends the watch quietly.
-                if !print_event(json, &e, variant) {
+                if !print_event(json, &e) {
                     break;
                 }
             }

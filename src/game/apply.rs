@@ -65,6 +65,12 @@ impl Session {
             } => {
                 extra.refers_to =
                     irregularity_seq.or_else(|| self.irregularities.last().map(|i| i.seq));
+                extra.resolved = irregularity_seq.and_then(|seq| {
+                    self.irregularities
+                        .iter()
+                        .find(|i| i.seq == seq)
+                        .map(|i| i.kind)
+                });
             }
             EventKind::DrawOfferAnswered { .. } => extra.refers_to = self.offer.map(|o| o.seq),
             // Whose piece it is, as the board stood when it was touched.

@@ -12,10 +12,13 @@ mod arbiter;
 mod board;
 mod command;
 mod decide;
+pub mod describe;
 mod draws;
 mod error;
 mod event;
+mod meta;
 mod note;
+pub mod pdn;
 mod session;
 mod settings;
 mod tx;
@@ -30,6 +33,7 @@ pub use event::{
     BoardPiece, EndReason, EventKind, FollowCause, GameEvent, IrregularityKind, MoveSource, Now,
     OfferTiming, OutageMeasure,
 };
+pub use meta::{GameMeta, PlayerInfo};
 pub use note::{ClockReading, ClockRun, EventNote};
 pub use session::{
     BoardStatus, BoardView, Claim, GameResult, InHand, MoveRecord, Offer, Outstanding, Session,

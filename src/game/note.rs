@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{EventKind, GameEvent};
+use super::event::{EventKind, GameEvent, IrregularityKind};
 use crate::clock::{Clock, Phase};
 use crate::rules::Color;
 
@@ -88,6 +88,9 @@ pub struct EventNote {
     pub count: u32,
     /// `Irregularity`: the official position the board must be put back to (FEN).
     pub official_fen: Option<String>,
+    /// `IrregularityResolved` naming the irregularity it resolves: that irregularity's
+    /// kind (a clock irregularity ruled either way leaves the position as it was).
+    pub resolved: Option<IrregularityKind>,
 }
 
 /// Adds `note` of `event` to `notes` (the notes of `events`, which precede it): a press

@@ -156,10 +156,11 @@ impl GameTask {
             .session
             .apply_all_noted(&events)
             .map_err(|e| HubError::Corrupt(format!("{id}: seq {}: {}", e.seq, e.message)))?;
+        let variant = self.session.variant();
         let published: Vec<Arc<Published>> = events
             .into_iter()
             .zip(notes)
-            .map(|(event, note)| Arc::new(Published::new(event, note)))
+            .map(|(event, note)| Arc::new(Published::new(event, note, variant)))
             .collect();
         if let Some(p) = self.public.as_mut() {
             p.pending

@@ -17,11 +17,11 @@ use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::{HubError, decode};
-use super::meta::GameMeta;
 use super::queue::{Published, Step, WatchEnd, WatchQueue, WatchStart};
 use super::slots::{Slot, Slots};
 use super::task::{self, Msg, Pending};
 use super::timeline::Timeline;
+use crate::game::GameMeta;
 use crate::game::{Actor, Command, Session};
 use crate::store::{EventStore, Stream};
 
@@ -602,13 +602,14 @@ impl Watch {
         let id = &self.game.meta().id;
         let rows = self.store.load(Stream::Game(id), 1).await?;
         let events = decode(id, &rows)?;
-        let (_, notes) =
+        let (session, notes) =
             Session::replay_noted(&events).map_err(|e| HubError::Corrupt(format!("{id}: {e}")))?;
+        let variant = session.variant();
         Ok(events
             .into_iter()
             .zip(notes)
             .filter(|(e, _)| e.seq > after && e.seq <= until)
-            .map(|(event, note)| Arc::new(Published::new(event, note)))
+            .map(|(event, note)| Arc::new(Published::new(event, note, variant)))
             .collect())
     }
 }

@@ -1,38 +1,8 @@
-//! What the hub knows of a game besides its log: the names on the score sheet.
+//! The game's metadata as the store keeps it (the type is the domain's,
+//! [`crate::game::GameMeta`]).
 
-use serde::{Deserialize, Serialize};
-
+use crate::game::GameMeta;
 use crate::store::GameRecord;
-
-/// A player as the game record names them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlayerInfo {
-    /// Name as on the scoresheet.
-    pub name: String,
-    /// FMJD id, if any.
-    pub fmjd_id: String,
-    /// Federation code.
-    pub federation: String,
-    /// Rating.
-    pub rating: u32,
-}
-
-/// What the server knows of a game besides its log (kept in the store's metadata row).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GameMeta {
-    /// The game's id.
-    pub id: String,
-    /// Tournament name.
-    pub event: String,
-    /// Round.
-    pub round: String,
-    /// Board number in the round.
-    pub board: u32,
-    /// White.
-    pub white: PlayerInfo,
-    /// Black.
-    pub black: PlayerInfo,
-}
 
 impl GameMeta {
     /// The metadata of a stored game row (its JSON, else the row's own columns).

@@ -32,11 +32,11 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, watch as signal};
 
+pub use crate::game::{GameMeta, PlayerInfo};
 pub use error::HubError;
 pub use error::WatcherLimit;
 pub(crate) use error::{append_decided, encode, summary_of};
 pub use handle::{Audience, GameHandle, Snapshot, Watch, WatchItem, WatchPermit};
-pub use meta::{GameMeta, PlayerInfo};
 pub use quarantine::{Quarantine, unfinished_log, verify_log};
 pub use queue::{Published, WatchEnd};
 pub use timeline::{Clocks, Started, SystemClocks, Timeline};

@@ -11,6 +11,7 @@ use tokio::sync::Notify;
 use tokio::sync::futures::Notified;
 
 use crate::game::{EventNote, GameEvent};
+use crate::rules::Variant;
 
 /// An event as the hub publishes it: what was recorded and what the judge knew right
 /// after it.
@@ -20,16 +21,19 @@ pub struct Published {
     pub event: GameEvent,
     /// Its note (move number, clocks, time spent, the seq it refers to).
     pub note: EventNote,
+    /// The game's variant (its notation names the squares in the event's words).
+    pub variant: Variant,
     /// The event as the API sends it, made by the first stream that sends it.
     pub wire: Wire,
 }
 
 impl Published {
     /// An event and its note, not yet encoded.
-    pub fn new(event: GameEvent, note: EventNote) -> Published {
+    pub fn new(event: GameEvent, note: EventNote, variant: Variant) -> Published {
         Published {
             event,
             note,
+            variant,
             wire: Wire::default(),
         }
     }

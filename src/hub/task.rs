@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::error::{HubError, append_decided, decode};
-use super::meta::GameMeta;
 use super::metrics::Metrics;
 use super::queue::{Departures, Published, WatchEnd, WatchQueue, WatchStart};
 use super::timeline::Timeline;
+use crate::game::GameMeta;
 use crate::game::{Actor, Command, Decided, EventKind, GameEvent, Session};
 use crate::rules::Color;
 use crate::store::{EventStore, Standing, StoreError, Stream};
@@ -524,11 +524,12 @@ impl GameTask {
         if !was_finished && self.session.result().is_some() {
             self.metrics.game_finished();
         }
+        let variant = self.session.variant();
         Ok(decided
             .events
             .into_iter()
             .zip(decided.notes)
-            .map(|(event, note)| Arc::new(Published::new(event, note)))
+            .map(|(event, note)| Arc::new(Published::new(event, note, variant)))
             .collect())
     }
 

@@ -1,6 +1,7 @@
 //! Notation: squares, moves, FEN and PDN, read and written. Pure, like [`crate::rules`].
 
 pub mod clock_comment;
+pub mod drawing;
 pub mod fen;
 pub mod movetext;
 pub mod pdn;

@@ -641,7 +641,8 @@ async fn live_page_follows_the_round_in_chromium() {
     );
     let notes = b3["notes"].to_string();
     assert!(
-        notes.contains("Warning to White") && notes.contains("spoke to the opponent"),
+        notes.contains("Warning by the arbiter to White")
+            && notes.contains("spoke to the opponent"),
         "{notes}"
     );
 

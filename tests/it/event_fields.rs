@@ -48,6 +48,10 @@ const NOT_COVERED: &[(&str, &str)] = &[
         "recorded only when a board stream exceeds its rate; tests/it/limits.rs floods one and checks the event",
     ),
     (
+        "DrawnSquare.beneath",
+        "only a Towers position has pieces beneath a top (Position::beneath; tests/it/towers.rs plays towers)",
+    ),
+    (
         "BoardOccupancy.occupied",
         "colour-blind snapshots are refused (the proto says so)",
     ),
@@ -749,6 +753,9 @@ fn fold(id: &str, events: &[pb::GameEvent]) -> pb::Game {
     };
     for e in events {
         g.last_seq = e.seq;
+        if let Some(d) = &e.drawing {
+            g.drawing = Some(d.clone());
+        }
         let clock = |c: &Option<pb::ClockSnapshot>, g: &mut pb::Game| {
             if let Some(c) = c {
                 g.white_clock_ms = c.white_ms;

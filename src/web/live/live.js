@@ -1,8 +1,12 @@
 // The live board page (src/web/live.rs): every board of an event's round, followed over
 // grpc-web (`draughts.arbiter.v1.BroadcastService/WatchEvent`) on the page's own origin.
 //
-// The API is read from the server's FileDescriptorSet at run time (no generated code);
-// the stream's events are folded per game into what the page draws. After a drop the
+// The API is read from the server's FileDescriptorSet at run time (no generated code).
+// The page knows no rules, no notation and no board geometry: each event comes with its
+// words from the server (`comment`, the record's words, for the arbiter's notes) and,
+// when the position changed, the position as it is drawn (`drawing`: the grid, each
+// playable square with its place, label and piece). The page keeps per game what it
+// shows: those, the score sheet, the clocks and the game's status. After a drop the
 // stream is resumed from the `cursor` of the last message; a cursor the server refuses
 // (INVALID_ARGUMENT) starts the page over from the round's first event.
 
@@ -22,167 +26,14 @@ const SVG = "http://www.w3.org/2000/svg";
 // Enum values of arbiter.proto.
 const SIDE_WHITE = 1;
 const SIDE_BLACK = 2;
-const STATUS = { 1: "not started", 2: "playing", 3: "paused", 4: "finished" };
 const CLOCK_RUNNING = 2;
-const RESULT = {
-  1: ["1–0", "White wins"],
-  2: ["0–1", "Black wins"],
-  3: ["½–½", "Draw"],
-  4: ["0–0", "Both lose"],
-  5: ["—", "Annulled"],
-};
-const REASON = {
-  1: "resignation",
-  2: "no pieces left",
-  3: "no legal move",
-  4: "time forfeit",
-  5: "draw agreed",
-  6: "repetition",
-  7: "move-count rule",
-  8: "arbiter's decision",
-  9: "penalty",
-  10: "move limit (“Time!”)",
-  11: "flag fell during an incorrect claim",
-  12: "touch penalty",
-  13: "corner filled",
-  14: "start squares not left",
-};
-const IRREGULARITY = {
-  1: "move out of turn",
-  2: "illegal move",
-  3: "touch-move",
-  4: "wrong removal of captured pieces",
-  5: "incomplete capture",
-  6: "clock pressed without a move",
-  7: "clock pressed before the removal",
-  8: "“I adjust” out of turn",
-  9: "touched a piece that cannot move",
-  10: "board does not match the position",
-  11: "a piece put wrongly while the board caught up",
-};
-const IRREGULARITY_RULING = { 1: "stands", 2: "corrected" };
-const CLAIM_RULING = { 1: "correct", 2: "incorrect" };
-
-// Variant number -> name, board, notation. Boards: diagonal boards use the dark squares
-// of a grid whose top-left square is light; numbers run row by row from the top left
-// (right to left on the mirrored Italian board); algebraic files run from the left.
-const D8 = { w: 8, h: 8, diag: true };
-const D10 = { w: 10, h: 10, diag: true };
-const D108 = { w: 10, h: 8, diag: true };
-const O8 = { w: 8, h: 8, diag: false };
-const VARIANTS = {
-  1: { name: "Russian", geo: D8, alg: true },
-  2: { name: "International", geo: D10, alg: false },
-  3: { name: "English", geo: D8, alg: false },
-  4: { name: "Brazilian", geo: D8, alg: false },
-  5: { name: "Pool", geo: D8, alg: false },
-  6: { name: "Italian", geo: D8, alg: false, mirrored: true },
-  7: { name: "Giveaway", geo: D8, alg: true },
-  8: { name: "Antidraughts", geo: D10, alg: false },
-  9: { name: "Turkish", geo: O8, alg: true },
-  10: { name: "Frisian", geo: D10, alg: false },
-  11: { name: "Towers", geo: D8, alg: true },
-  12: { name: "Russian 10×8", geo: D108, alg: true },
-  13: { name: "Diagonal", geo: D8, alg: true },
-  14: { name: "Corners", geo: O8, alg: true },
-};
-const UNKNOWN_VARIANT = { name: "draughts", geo: D8, alg: false };
+// GameStatus, as the page's state badge and `data-status` name it.
+const STATUS = { 1: "not started", 2: "playing", 3: "paused", 4: "finished" };
+// GameResult, as a score.
+const SCORE = { 1: "1–0", 2: "0–1", 3: "½–½", 4: "0–0", 5: "—" };
 
 // ---------------------------------------------------------------------------
-// Board geometry
-// ---------------------------------------------------------------------------
-
-function variantOf(v) {
-  return VARIANTS[v] || UNKNOWN_VARIANT;
-}
-
-// Display cell {x, y} (x from the left, y from the top, as White sees the board) of a
-// square number, or null.
-function cellOfNumber(n, variant) {
-  const { w, h, diag } = variant.geo;
-  const perRow = diag ? w / 2 : w;
-  if (!Number.isInteger(n) || n < 1 || n > perRow * h) return null;
-  const i = n - 1;
-  const r = Math.floor(i / perRow);
-  let k = i % perRow;
-  if (variant.mirrored) k = perRow - 1 - k;
-  const c = diag ? 2 * k + (r % 2 === 0 ? 1 : 0) : k;
-  return { x: variant.mirrored ? w - 1 - c : c, y: r };
-}
-
-// Display cell of an algebraic square ("c3"), or null.
-function cellOfName(name, variant) {
-  const m = /^([a-z])(\d+)$/i.exec(name);
-  if (!m) return null;
-  const { w, h } = variant.geo;
-  const x = m[1].toLowerCase().charCodeAt(0) - 97;
-  const y = h - Number(m[2]);
-  if (x < 0 || x >= w || y < 0 || y >= h) return null;
-  return isPlayable(x, y, variant) ? { x, y } : null;
-}
-
-function isPlayable(x, y, variant) {
-  if (!variant.geo.diag) return true;
-  const c = variant.mirrored ? variant.geo.w - 1 - x : x;
-  return (y + c) % 2 === 1;
-}
-
-function numberOfCell(x, y, variant) {
-  const { w, diag } = variant.geo;
-  const perRow = diag ? w / 2 : w;
-  const c = variant.mirrored ? w - 1 - x : x;
-  let k = diag ? Math.floor(c / 2) : c;
-  if (variant.mirrored) k = perRow - 1 - k;
-  return y * perRow + k + 1;
-}
-
-// FEN as the server writes it: "W:W21-32:B1-12", "B:WK4,18:B1-3", "W:Wc3(bw),Kd4:Bf6".
-// Returns { turn: SIDE_*, pieces: Map("x,y" -> {white, king, beneath: [white...]}) }.
-function parseFen(fen, variant) {
-  const pieces = new Map();
-  let text = (fen || "").trim().replace(/^"|"$/g, "").trim();
-  if (text.endsWith(".")) text = text.slice(0, -1);
-  const fields = text.split(":");
-  const turn = fields[0].trim().toUpperCase() === "B" ? SIDE_BLACK : SIDE_WHITE;
-  for (const raw of fields.slice(1)) {
-    const field = raw.trim();
-    const colour = field[0];
-    if (colour !== "W" && colour !== "B") continue;
-    for (let item of field.slice(1).split(",")) {
-      item = item.trim();
-      if (!item) continue;
-      let king = false;
-      if (item[0] === "K" || item[0] === "k") {
-        king = true;
-        item = item.slice(1);
-      }
-      let beneath = [];
-      const stack = /^(.*)\(([wb]*)\)$/i.exec(item);
-      if (stack) {
-        item = stack[1];
-        beneath = [...stack[2].toLowerCase()].map((c) => c === "w");
-      }
-      const cells = [];
-      const range = /^(\d+)-(\d+)$/.exec(item);
-      if (range) {
-        for (let n = Number(range[1]); n <= Number(range[2]) && n - Number(range[1]) < 100; n++) {
-          cells.push(cellOfNumber(n, variant));
-        }
-      } else if (/^\d+$/.test(item)) {
-        cells.push(cellOfNumber(Number(item), variant));
-      } else {
-        cells.push(cellOfName(item, variant));
-      }
-      for (const cell of cells) {
-        if (cell) pieces.set(`${cell.x},${cell.y}`, { white: colour === "W", king, beneath });
-      }
-    }
-  }
-  return { turn, pieces };
-}
-
-// ---------------------------------------------------------------------------
-// The fold: the stream's events into one state per game
+// Per game: what the page shows, from the stream's messages
 // ---------------------------------------------------------------------------
 
 const games = new Map();
@@ -190,7 +41,6 @@ const games = new Map();
 function newGame(id) {
   return {
     id,
-    variant: 0,
     white: null,
     black: null,
     event: "",
@@ -199,16 +49,13 @@ function newGame(id) {
     timeControl: "",
     delayMs: 0,
     delayDisproved: false,
-    startFen: "",
-    fen: "",
+    drawing: null,
+    first: SIDE_WHITE,
     moves: [],
-    lastMove: null,
     clock: null,
     status: 1,
     result: 0,
-    reason: 0,
-    rule: "",
-    explanation: "",
+    resultText: "",
     notes: [],
     lastSeq: 0,
     drawOffer: 0,
@@ -217,10 +64,6 @@ function newGame(id) {
 
 function num(v) {
   return v === undefined || v === null ? 0 : Number(v);
-}
-
-function sideName(s) {
-  return s === SIDE_WHITE ? "White" : s === SIDE_BLACK ? "Black" : "";
 }
 
 function clockOf(snapshot) {
@@ -232,10 +75,6 @@ function clockOf(snapshot) {
     black: num(snapshot.blackMs),
     readAt: snapshot.readAt ? timestampMs(snapshot.readAt) : Date.now(),
   };
-}
-
-function note(g, ev, kind, title, text, rule) {
-  g.notes.push({ seq: num(ev.seq), kind, title, text: text || "", rule: rule || ev.rule || "" });
 }
 
 function applyEvent(ev) {
@@ -261,83 +100,24 @@ function applyEvent(ev) {
     if (lag < g.delayMs - 1500) g.delayDisproved = true;
   }
   const v = k.value;
+  if (ev.drawing) g.drawing = ev.drawing;
+  if (v && v.clock) g.clock = clockOf(v.clock);
   switch (k.case) {
     case "gameCreated":
-      g.variant = v.variant;
-      g.white = v.white || null;
-      g.black = v.black || null;
-      g.event = v.event;
-      g.round = v.round;
-      g.board = v.board;
-      g.timeControl = v.timeControl;
-      g.delayMs = num(v.settings && v.settings.broadcastDelayMs);
-      g.startFen = v.startFen;
-      g.fen = v.startFen;
+      heading(g, v);
+      g.first = ev.drawing ? ev.drawing.turn : SIDE_WHITE;
       g.status = 1;
       break;
     case "gameStarted":
+    case "clocksResumed":
       g.status = 2;
-      g.clock = clockOf(v.clock) || g.clock;
-      break;
-    case "movePlayed": {
-      g.moves.push({
-        seq,
-        number: v.moveNumber,
-        side: v.side,
-        notation: v.move ? v.move.notation : "?",
-      });
-      g.fen = v.fenAfter;
-      g.lastMove = v.move ? { path: [...v.move.path], captured: [...v.move.captured] } : null;
-      if (v.clock) g.clock = clockOf(v.clock);
-      g.drawOffer = 0;
-      break;
-    }
-    case "clockPressed":
-    case "clockState":
-    case "flagFell":
-      if (v.clock) g.clock = clockOf(v.clock);
-      if (k.case === "flagFell") note(g, ev, "flag", `${sideName(v.side)}'s flag fell`, "");
       break;
     case "clocksPaused":
       g.status = 3;
-      if (v.clock) g.clock = clockOf(v.clock);
-      note(g, ev, "arbiter", "Clocks paused", v.reason);
       break;
-    case "clocksResumed":
-      g.status = 2;
-      if (v.clock) g.clock = clockOf(v.clock);
-      note(g, ev, "arbiter", "Clocks resumed", v.reason);
-      break;
-    case "clockAdjusted": {
-      if (v.clock) g.clock = clockOf(v.clock);
-      const c = v.change;
-      let what = "clock adjusted";
-      if (c.case === "setRemainingMs") what = `set to ${formatClock(num(c.value))}`;
-      if (c.case === "addMs") {
-        const ms = num(c.value);
-        what = `${ms >= 0 ? "+" : "−"}${formatClock(Math.abs(ms))}`;
-      }
-      note(g, ev, "arbiter", `${sideName(v.side)}'s clock ${what}`, v.reason);
-      break;
-    }
-    case "outageRecorded":
-      if (v.clock) g.clock = clockOf(v.clock);
-      note(g, ev, "system", "Service outage", `${formatDuration(num(v.durationMs))} down${v.charged ? ", charged to the side on move" : ""}`);
-      break;
-    case "positionSet":
-      g.fen = v.fen;
-      g.lastMove = null;
-      note(g, ev, "arbiter", "Position set by the arbiter", v.reason);
-      break;
-    case "warningIssued":
-      note(g, ev, "warning", `Warning to ${sideName(v.side)}${v.count > 1 ? ` (${v.count})` : ""}`, v.reason);
-      break;
-    case "irregularityFlagged":
-      note(g, ev, "irregularity", `Irregularity by ${sideName(v.side)}: ${IRREGULARITY[v.kind] || "irregularity"}`, v.description);
-      break;
-    case "irregularityRuled":
-      if (v.fenAfter) g.fen = v.fenAfter;
-      note(g, ev, "arbiter", v.ruling ? `Ruling: the irregularity ${IRREGULARITY_RULING[v.ruling] || ""}` : "Irregularity resolved on the board", v.reason);
+    case "movePlayed":
+      g.moves.push({ seq, number: v.moveNumber, side: v.side, notation: v.move ? v.move.notation : "?" });
+      g.drawOffer = 0;
       break;
     case "drawOffered":
       g.drawOffer = v.side;
@@ -346,74 +126,50 @@ function applyEvent(ev) {
     case "drawOfferAccepted":
       g.drawOffer = 0;
       break;
-    case "drawClaimed":
-      note(g, ev, "claim", `${sideName(v.side)} claims a draw`, v.writtenMove && v.writtenMove.notation ? `written move ${v.writtenMove.notation}` : "");
-      break;
-    case "claimDecided":
-      note(g, ev, "arbiter", `Draw claim ${CLAIM_RULING[v.ruling] || "decided"}`, v.reason);
-      break;
-    case "drawConditionReached":
-      if (v.mode === 3) note(g, ev, "arbiter", "Draw rule referred to the arbiter", v.description);
-      break;
-    case "timeCalled":
-      note(g, ev, "arbiter", `“Time!” called on ${sideName(v.side)}`, "");
-      break;
-    case "fortyMoveCountStarted":
-      note(g, ev, "arbiter", `40-move count started for ${sideName(v.side)}`, "");
-      break;
     case "gameFinished":
       g.status = 4;
       g.result = v.result;
-      g.reason = v.reason;
-      g.rule = ev.rule;
-      g.explanation = v.explanation;
+      g.resultText = ev.comment;
       g.drawOffer = 0;
-      if (v.clock) g.clock = clockOf(v.clock);
-      break;
+      return;
     default:
       break;
   }
+  // The record's comment on the event, if it has one, is one of the arbiter's notes.
+  if (ev.comment) g.notes.push({ seq, kind: k.case, text: ev.comment });
+}
+
+// The players, event, round, board, time control and delay, from a `GameCreated` or a
+// `Game` (their fields have the same names).
+function heading(g, from) {
+  g.white = from.white || null;
+  g.black = from.black || null;
+  g.event = from.event;
+  g.round = from.round;
+  g.board = from.board;
+  g.timeControl = from.timeControl;
+  g.delayMs = num(from.settings && from.settings.broadcastDelayMs);
 }
 
 // A `Resync` (or a fresh start): the game as the server shows it at `seq`.
 function applySnapshot(g, game, seq) {
   if (!game) return;
-  g.variant = game.variant;
-  g.white = game.white || null;
-  g.black = game.black || null;
-  g.event = game.event;
-  g.round = game.round;
-  g.board = game.board;
-  g.timeControl = game.timeControl;
-  g.delayMs = num(game.settings && game.settings.broadcastDelayMs);
-  g.startFen = game.startFen;
-  g.fen = game.fen;
+  heading(g, game);
+  g.drawing = game.drawing || g.drawing;
   g.status = game.status;
   g.result = game.result;
-  g.reason = game.resultReason;
-  g.rule = game.rule;
   g.moves = game.moves.map((m) => ({
     seq: num(m.seq),
     number: m.moveNumber,
     side: m.side,
     notation: m.move ? m.move.notation : "?",
   }));
-  const last = game.moves[game.moves.length - 1];
-  g.lastMove = last && last.move && last.fenAfter === game.fen ? { path: [...last.move.path], captured: [...last.move.captured] } : null;
+  // The first move was made by the side to move at the start.
+  if (g.moves.length > 0) g.first = g.moves[0].side;
   g.clock = clockOf(game.clock);
   g.drawOffer = game.pendingDrawOffer ? game.pendingDrawOffer.side : 0;
-  // Warnings come with the snapshot; the other notes already seen stay (they happened).
-  const warnings = game.warnings.map((w) => ({
-    seq: num(w.seq),
-    kind: "warning",
-    title: `Warning to ${sideName(w.side)}`,
-    text: w.reason,
-    rule: w.rule,
-  }));
-  g.notes = g.notes
-    .filter((n) => n.kind !== "warning" && n.seq <= seq)
-    .concat(warnings)
-    .sort((a, b) => a.seq - b.seq);
+  // The notes already seen stay (they happened).
+  g.notes = g.notes.filter((n) => n.seq <= seq);
   g.lastSeq = seq || num(game.lastSeq);
 }
 
@@ -494,44 +250,38 @@ function drawPiece(group, cx, cy, piece) {
 }
 
 function drawBoard(g) {
-  const variant = variantOf(g.variant);
-  const { w, h } = variant.geo;
+  const d = g.drawing;
   const S = 100;
+  const w = d ? d.columns : 8;
+  const h = d ? d.rows : 8;
   const root = svg("svg", { viewBox: `0 0 ${w * S} ${h * S}`, class: "board", role: "img" });
-  const position = parseFen(g.fen, variant);
-  root.setAttribute("aria-label", `${variant.name} position ${g.fen}`);
-  const last = new Map();
-  if (g.lastMove && g.lastMove.path.length > 0) {
-    const path = g.lastMove.path;
-    path.forEach((n, i) => {
-      const c = cellOfNumber(n, variant);
-      if (c) last.set(`${c.x},${c.y}`, i === 0 ? "from" : i === path.length - 1 ? "to" : "via");
-    });
-  }
+  if (!d) return { root, turn: 0 };
+  root.setAttribute("aria-label", `${d.title} position`);
+  const playable = new Map(d.squares.map((q) => [`${q.x},${q.y}`, q]));
   const squares = svg("g", {});
   const labels = svg("g", { class: "labels" });
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
-      const dark = variant.geo.diag ? isPlayable(x, y, variant) : (x + y) % 2 === 1;
-      const key = `${x},${y}`;
-      const rect = svg("rect", { x: x * S, y: y * S, width: S, height: S, class: dark ? "sq dark" : "sq light" });
-      squares.appendChild(rect);
-      if (last.has(key)) {
-        squares.appendChild(svg("rect", { x: x * S, y: y * S, width: S, height: S, class: `hl ${last.get(key)}` }));
+      const q = playable.get(`${x},${y}`);
+      const dark = Boolean(q && q.dark);
+      squares.appendChild(svg("rect", { x: x * S, y: y * S, width: S, height: S, class: dark ? "sq dark" : "sq light" }));
+      if (q && q.lastMove) {
+        squares.appendChild(svg("rect", { x: x * S, y: y * S, width: S, height: S, class: `hl ${q.lastMove}` }));
       }
-      if (!variant.alg && isPlayable(x, y, variant)) {
+      if (q && q.label) {
         const t = svg("text", { x: x * S + 6, y: y * S + 20, class: "num" });
-        t.textContent = String(numberOfCell(x, y, variant));
+        t.textContent = q.label;
         labels.appendChild(t);
       }
-      if (variant.alg && y === h - 1) {
-        const t = svg("text", { x: x * S + S - 8, y: y * S + S - 7, class: `coord ${dark ? "on-dark" : "on-light"}`, "text-anchor": "end" });
-        t.textContent = String.fromCharCode(97 + x);
+      const side = dark ? "on-dark" : "on-light";
+      if (y === h - 1 && d.files[x]) {
+        const t = svg("text", { x: x * S + S - 8, y: y * S + S - 7, class: `coord ${side}`, "text-anchor": "end" });
+        t.textContent = d.files[x];
         labels.appendChild(t);
       }
-      if (variant.alg && x === 0) {
-        const t = svg("text", { x: 6, y: y * S + 22, class: `coord ${dark ? "on-dark" : "on-light"}` });
-        t.textContent = String(h - y);
+      if (x === 0 && d.ranks[y]) {
+        const t = svg("text", { x: 6, y: y * S + 22, class: `coord ${side}` });
+        t.textContent = d.ranks[y];
         labels.appendChild(t);
       }
     }
@@ -539,17 +289,19 @@ function drawBoard(g) {
   root.appendChild(squares);
   root.appendChild(labels);
   const pieces = svg("g", { class: "pieces" });
-  for (const [key, piece] of position.pieces) {
-    const [x, y] = key.split(",").map(Number);
+  for (const q of d.squares) {
+    if (!q.piece) continue;
+    const white = q.piece === SIDE_WHITE;
     const group = svg("g", {
-      class: `piece ${piece.white ? "white" : "black"} ${piece.king ? "king" : "man"}`,
-      "data-cell": key,
+      class: `piece ${white ? "white" : "black"} ${q.king ? "king" : "man"}`,
+      "data-cell": `${q.x},${q.y}`,
     });
-    drawPiece(group, x * S + S / 2, y * S + S / 2 - 2, piece);
+    const piece = { white, king: q.king, beneath: q.beneath.map((b) => b === SIDE_WHITE) };
+    drawPiece(group, q.x * S + S / 2, q.y * S + S / 2 - 2, piece);
     pieces.appendChild(group);
   }
   root.appendChild(pieces);
-  return { root, turn: position.turn };
+  return { root, turn: d.turn };
 }
 
 function playerRow(g, side, turn) {
@@ -595,9 +347,8 @@ function updateClocks(card, g) {
 function scoreSheet(g) {
   const list = el("ol", "moves");
   const rows = new Map();
-  const variant = variantOf(g.variant);
   // The first column is the side that moves first from the start position.
-  const first = g.startFen ? parseFen(g.startFen, variant).turn : SIDE_WHITE;
+  const first = g.first;
   for (const m of g.moves) {
     let row = rows.get(m.number);
     if (!row) {
@@ -619,27 +370,17 @@ function scoreSheet(g) {
 }
 
 function resultLine(g) {
-  const box = el("div", "result");
   if (g.status !== 4 || !g.result) return null;
-  const [score, text] = RESULT[g.result] || ["", ""];
-  box.appendChild(el("span", "score", score));
-  const words = [text, REASON[g.reason]].filter(Boolean).join(" · ");
-  box.appendChild(el("span", "why", words));
-  if (g.rule) box.appendChild(el("span", "rule", g.rule));
-  if (g.explanation) box.appendChild(el("span", "explanation", g.explanation));
+  const box = el("div", "result");
+  box.appendChild(el("span", "score", SCORE[g.result] || ""));
+  if (g.resultText) box.appendChild(el("span", "why", g.resultText));
   return box;
 }
 
 function notesList(g) {
   if (g.notes.length === 0) return null;
   const list = el("ul", "notes");
-  for (const n of g.notes) {
-    const item = el("li", `note ${n.kind}`);
-    item.appendChild(el("span", "title", n.title));
-    if (n.text) item.appendChild(el("span", "text", n.text));
-    if (n.rule) item.appendChild(el("span", "rule", n.rule));
-    list.appendChild(item);
-  }
+  for (const n of g.notes) list.appendChild(el("li", `note ${n.kind}`, n.text));
   return list;
 }
 
@@ -653,12 +394,11 @@ function renderGame(g) {
     cards.set(g.id, card);
   }
   card.replaceChildren();
-  const variant = variantOf(g.variant);
   card.dataset.board = String(g.board);
   card.dataset.status = STATUS[g.status] || "";
   const head = el("div", "head");
   head.appendChild(el("span", "boardno", g.board ? `Board ${g.board}` : g.id));
-  const info = [variant.name, g.timeControl && g.timeControl !== "-" ? g.timeControl : "untimed"];
+  const info = [g.drawing ? g.drawing.title : "", g.timeControl && g.timeControl !== "-" ? g.timeControl : "untimed"].filter(Boolean);
   if (!round && g.round) info.unshift(`Round ${g.round}`);
   head.appendChild(el("span", "info", info.join(" · ")));
   if (g.delayMs > 0 && !g.delayDisproved) {
@@ -697,11 +437,6 @@ function renderGame(g) {
     sheet.scrollTop = sheet.scrollHeight;
   });
   return card;
-}
-
-function formatDuration(ms) {
-  if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
-  return formatClock(ms);
 }
 
 function formatDelay(ms) {

@@ -32,21 +32,15 @@
 //!   did not arise by a move can only open a record of its own; every record then
 //!   replays with any PDN reader, `draughts-arbiter replay` included.
 
-use std::fmt::Write as _;
-
 use chrono::{DateTime, Utc};
 
+use super::describe::{self, Seen};
+use super::{EventKind, GameEvent, GameMeta, IrregularityKind, Outcome, Ruling, Session};
 use crate::clock::{ClockOp, TimeControl};
-use crate::game::{
-    Actor, ClaimKind, EndReason, EventKind, GameEvent, IrregularityKind, OfferResponse, Outcome,
-    Ruling, Session,
-};
-use crate::hub::GameMeta;
-use crate::notation::clock_comment::hms;
 use crate::notation::fen::parse_fen;
 use crate::notation::pdn::{PdnGame, PdnMove, PdnResult, ResultForm, write_games};
 use crate::rules::variant::DrawRules;
-use crate::rules::{Color, Position, Variant};
+use crate::rules::{Position, Variant};
 
 /// Why a game could not be exported: its log does not replay (the judge broke one of
 /// its own invariants, or the log is damaged).
@@ -90,60 +84,20 @@ pub fn export_games(meta: &GameMeta, events: &[GameEvent]) -> Result<Vec<PdnGame
         ));
     }
     for e in rest {
-        let before = session.clone();
         let note = session
             .apply_noted(e)
             .map_err(|err| ExportError(err.to_string()))?;
-        annotate(&mut sheet, &before, &session, e, note.count, note.side)?;
+        let seen = Seen {
+            variant,
+            note: &note,
+            meta,
+        };
+        annotate(&mut sheet, e, seen)?;
     }
     Ok(sheet.finish(meta, &session))
 }
 
 pub use crate::notation::clock_comment::clock_comment;
-
-/// A duration in words for annotations: `0:01:30` to the second, or `1500 ms` when it
-/// is not whole seconds.
-fn duration(ms: u64) -> String {
-    if ms.is_multiple_of(1000) {
-        hms(ms / 1000)
-    } else {
-        format!("{ms} ms")
-    }
-}
-
-fn side(c: Color) -> &'static str {
-    match c {
-        Color::White => "White",
-        Color::Black => "Black",
-    }
-}
-
-/// ` (rule)` when the event cites one.
-fn cited(text: String, rule: Option<&str>) -> String {
-    match rule {
-        Some(r) if !r.trim().is_empty() => format!("{text} ({r})"),
-        _ => text,
-    }
-}
-
-/// ` by arbiter X` for an arbiter's event (` by the arbiter` when the id says no more:
-/// empty, or `arbiter` as in open mode).
-fn by(actor: &Actor) -> String {
-    match actor {
-        Actor::Arbiter(id) if id.trim().is_empty() || id.trim().eq_ignore_ascii_case("arbiter") => {
-            " by the arbiter".into()
-        }
-        Actor::Arbiter(id) => format!(" by arbiter {}", id.trim()),
-        _ => String::new(),
-    }
-}
-
-/// `: words` for an arbiter's free text, if any.
-fn words(text: Option<&str>) -> String {
-    text.filter(|t| !t.trim().is_empty())
-        .map(|t| format!(": {}", t.trim()))
-        .unwrap_or_default()
-}
 
 /// One game record being written: a start position and the moves from it.
 struct Segment {
@@ -379,299 +333,42 @@ pub fn time_control_tag(tc: Option<&TimeControl>) -> String {
     }
 }
 
-fn end_reason(r: EndReason) -> &'static str {
-    match r {
-        EndReason::Resignation => "resignation",
-        EndReason::NoPieces => "the side to move has no pieces",
-        EndReason::NoMoves => "the side to move cannot move",
-        EndReason::FlagFall => "the flag fell",
-        EndReason::MoveLimit => "no move within the allowance after \"Time!\"",
-        EndReason::Agreement => "draw agreed",
-        EndReason::Repetition => "threefold repetition",
-        EndReason::MoveCount => "move-count draw rule",
-        EndReason::IncorrectClaimOnTime => "an incorrect draw claim when the flag fell",
-        EndReason::TouchPenalty => "the touch rule's second offence",
-        EndReason::ArbiterDecision => "arbiter's decision",
-        EndReason::Penalty => "penalty for a breach of the rules",
-        EndReason::CornerFilled => "the opponent's corner filled",
-        EndReason::HomeNotLeft => "a piece left on its own start squares",
-    }
-}
-
-fn outcome(o: Outcome) -> &'static str {
-    match o {
-        Outcome::WhiteWins => "White wins",
-        Outcome::BlackWins => "Black wins",
-        Outcome::Draw => "draw",
-        Outcome::DoubleForfeit => "both sides lose",
-        Outcome::Annulled => "the game is annulled",
-    }
-}
-
-fn irregularity(k: IrregularityKind) -> &'static str {
-    match k {
-        IrregularityKind::IllegalMove => "illegal move",
-        IrregularityKind::CaptureIncomplete => "capture stopped before it was complete",
-        IrregularityKind::TouchMove => "touched piece not moved",
-        IrregularityKind::OutOfTurn => "moved out of turn",
-        IrregularityKind::WrongRemoval => "captured pieces removed wrongly",
-        IrregularityKind::PressBeforeRemoval => {
-            "clock pressed before the captured pieces were removed"
-        }
-        IrregularityKind::PressWithoutMove => "clock pressed without a move",
-        IrregularityKind::WrongCopy => "a piece put wrongly while the board caught up",
-    }
-}
-
-/// Adds what `e` means for the record; `after` is the session after it, `before` the
-/// one before. `count` and `flagged` come from the event's note.
-fn annotate(
-    sheet: &mut Sheet,
-    before: &Session,
-    after: &Session,
-    e: &GameEvent,
-    count: u32,
-    flagged: Option<Color>,
-) -> Result<(), ExportError> {
-    let rule = e.rule.as_deref();
-    let v = after.variant();
+/// Adds what `e` means for the record: a move to the score sheet, a comment in the
+/// record's words ([`describe::comment`]) at the place where it happened, a new record
+/// when the game goes on from a position no move led to.
+fn annotate(sheet: &mut Sheet, e: &GameEvent, seen: Seen<'_>) -> Result<(), ExportError> {
+    let v = seen.variant;
     match &e.kind {
         EventKind::MovePlayed { notation, .. } => sheet.play(notation),
-        EventKind::GameCreated { .. }
-        | EventKind::GameStarted
-        | EventKind::ClockPressed { .. }
-        | EventKind::PieceTouched { .. }
-        | EventKind::PieceLifted { .. }
-        | EventKind::PiecePlaced { .. }
-        | EventKind::PieceReleased { .. }
-        | EventKind::AdjustAnnounced { .. }
-        | EventKind::BoardFlooded { .. }
-        | EventKind::BoardHealthChanged { .. }
-        | EventKind::RemovalComplete { .. }
-        | EventKind::BoardOutOfStep { .. }
-        | EventKind::BoardInStep
-        | EventKind::BoardSnapshot { .. } => {}
-        EventKind::ClockChanged { op, reason } => {
-            let why = reason
-                .as_deref()
-                .filter(|r| !r.trim().is_empty())
-                .map(|r| format!(": {r}"))
-                .unwrap_or_default();
-            let who = by(&e.actor);
-            let text = match *op {
-                ClockOp::Pause { .. } => Some(format!("Clocks paused{who}{why}")),
-                ClockOp::Resume { .. } => Some(format!("Clocks resumed{who}{why}")),
-                ClockOp::SetRemaining {
-                    side: s, remaining, ..
-                } => Some(format!(
-                    "{}'s clock set to {}{who}{why}",
-                    side(s),
-                    duration(remaining)
-                )),
-                ClockOp::AddTime {
-                    side: s, amount, ..
-                } => Some(format!(
-                    "{} added to {}'s clock{who}{why}",
-                    duration(amount),
-                    side(s)
-                )),
-                ClockOp::SubtractTime {
-                    side: s, amount, ..
-                } => Some(format!(
-                    "Penalty: {} taken from {}'s clock{who}{why}",
-                    duration(amount),
-                    side(s)
-                )),
-                // A settle that let a flag fall (the note names the side), once.
-                ClockOp::Settle { .. } => flagged
-                    .filter(|_| !std::mem::replace(&mut sheet.flag_noted, true))
-                    .map(|s| format!("{}'s flag fell", side(s))),
-                ClockOp::Start { .. } | ClockOp::Press { .. } | ClockOp::Stop { .. } => None,
-            };
-            if let Some(t) = text {
-                sheet.note(cited(t, rule));
-            }
-        }
-        EventKind::TimeCalled { side: s } => {
-            sheet.note(cited(format!("\"Time!\" called on {}", side(*s)), rule));
-        }
-        EventKind::DrawOffered { side: s, .. } => {
-            sheet.note(cited(format!("{} offers a draw", side(*s)), rule));
-        }
-        EventKind::DrawOfferAnswered {
-            side: s,
-            response,
-            by_move,
-        } => {
-            let how = if *by_move { " by moving" } else { "" };
-            let what = match response {
-                OfferResponse::Accept => "accepts the draw offer",
-                OfferResponse::Decline => "declines the draw offer",
-                OfferResponse::Postpone => "will answer the draw offer after the move",
-            };
-            sheet.note(cited(format!("{} {what}{how}", side(*s)), rule));
-        }
-        EventKind::ClaimMade {
-            side: s,
-            kind,
-            written_move,
-            correct,
-        } => {
-            let about = match kind {
-                ClaimKind::Repetition => "threefold repetition",
-                ClaimKind::MoveCount => "a move-count rule",
-            };
-            let mut t = format!("{} claims a draw by {about}", side(*s));
-            if let Some(m) = written_move {
-                let _ = write!(t, " with the move {m} written, not played");
-            }
-            let _ = write!(
-                t,
-                "; the judge finds the claim {}",
-                if *correct { "correct" } else { "incorrect" }
-            );
-            sheet.note(cited(t, rule));
-        }
-        EventKind::ClaimDecided { upheld, reason } => {
-            let claimant = before.claim().map(|c| format!("{}'s ", side(c.by)));
-            let t = format!(
-                "Ruling{}: {}draw claim {}{}",
-                by(&e.actor),
-                claimant.unwrap_or_default(),
-                if *upheld { "upheld" } else { "rejected" },
-                words(reason.as_deref())
-            );
-            sheet.note(cited(t, rule));
-        }
-        EventKind::Irregularity {
-            side: s,
-            kind,
-            detail,
-            ..
-        } => {
-            let mut t = format!("Irregularity by {}: {}", side(*s), irregularity(*kind));
-            if !detail.trim().is_empty() {
-                let _ = write!(t, " ({detail})");
-            }
-            sheet.note(cited(t, rule));
-        }
+        // The irregular move stands (FMJD 5.4), or the arbiter set up a position: the
+        // record so far ends and the next starts from the position.
         EventKind::IrregularityResolved {
-            ruling,
+            ruling: Some(Ruling::Stands),
             fen,
-            reason,
-            irregularity_seq,
-        } => match ruling {
-            // A clock irregularity ruled either way: the position is what it was.
-            Some(r)
-                if irregularity_seq.is_some_and(|seq| {
-                    before
-                        .irregularities()
-                        .iter()
-                        .any(|i| i.seq == seq && !i.kind.on_board())
-                }) =>
-            {
-                let what = match r {
-                    Ruling::Stands => "stands",
-                    Ruling::Corrected => "is corrected",
-                };
-                sheet.note(cited(
-                    format!(
-                        "Ruling{}: the clock irregularity {what}; the clocks stay as they are{}",
-                        by(&e.actor),
-                        words(reason.as_deref())
-                    ),
-                    rule,
-                ));
-            }
-            Some(Ruling::Stands) => {
-                let why = cited(
-                    format!(
-                        "Ruling{}: the irregular move stands{}",
-                        by(&e.actor),
-                        words(reason.as_deref())
-                    ),
-                    rule,
-                );
+            ..
+        }
+        | EventKind::PositionSet { fen, .. }
+            if seen.note.resolved.is_none_or(IrregularityKind::on_board) =>
+        {
+            if let Some(why) = describe::comment(e, seen) {
                 sheet.restart(fen, v, &why)?;
             }
-            Some(Ruling::Corrected) => sheet.note(cited(
-                format!(
-                    "Ruling{}: the irregularity is corrected, the position stays {fen}{}",
-                    by(&e.actor),
-                    words(reason.as_deref())
-                ),
-                rule,
-            )),
-            None => sheet.note(cited(
-                match reason.as_deref() {
-                    Some(r) => format!("Irregularity cleared: {r}"),
-                    None => "The board was put right".into(),
-                },
-                rule,
-            )),
-        },
-        EventKind::Warning { side: s, reason } => {
-            let mut t = format!("Warning{} to {}", by(&e.actor), side(*s));
-            if !reason.trim().is_empty() {
-                let _ = write!(t, ": {reason}");
-            }
-            if count > 0 {
-                let _ = write!(t, " (warning {count} of {})", side(*s));
-            }
-            sheet.note(cited(t, rule));
         }
-        EventKind::DrawConditionReached => sheet.note(cited(
-            "Draw condition reached; referred to the arbiter".into(),
-            rule,
-        )),
-        EventKind::FortyMoveCountStarted { side: s } => sheet.note(cited(
-            format!("40-move count started: {} must show a win", side(*s)),
-            rule,
-        )),
-        EventKind::PositionSet { fen, reason } => {
-            let why = cited(
-                format!(
-                    "Position set up{}{}",
-                    by(&e.actor),
-                    words(reason.as_deref())
-                ),
-                rule,
-            );
-            sheet.restart(fen, v, &why)?;
-        }
-        EventKind::Outage {
-            from_ms,
-            until_ms,
-            charged,
-            measured,
-        } => sheet.note(cited(
-            format!(
-                "Service outage of {}{}; {}",
-                duration(until_ms.saturating_sub(*from_ms)),
-                measured.map_or(String::new(), |m| format!(" ({})", m.words())),
-                if *charged {
-                    "charged to the side on move"
-                } else {
-                    "not charged"
-                }
-            ),
-            rule,
-        )),
-        EventKind::GameEnded {
-            outcome: o,
-            reason,
-            note,
+        // A flag fall is written once.
+        EventKind::ClockChanged {
+            op: ClockOp::Settle { .. },
+            ..
         } => {
-            let mut t = format!(
-                "Result{}: {}, {}",
-                by(&e.actor),
-                outcome(*o),
-                end_reason(*reason)
-            );
-            if let Some(n) = note.as_deref().filter(|n| !n.trim().is_empty()) {
-                let _ = write!(t, ": {n}");
+            if let Some(text) = describe::comment(e, seen)
+                && !std::mem::replace(&mut sheet.flag_noted, true)
+            {
+                sheet.note(text);
             }
-            sheet.note(cited(t, rule));
+        }
+        _ => {
+            if let Some(text) = describe::comment(e, seen) {
+                sheet.note(text);
+            }
         }
     }
     Ok(())
@@ -680,9 +377,10 @@ fn annotate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::{ArbiterAction, Command, GameSettings, Given, Now};
+    use crate::game::{Actor, ArbiterAction, Command, GameSettings, Given, Now};
     use crate::notation::pdn::read_games;
     use crate::notation::replay::replay_record;
+    use crate::rules::Color;
 
     #[test]
     fn clock_comments_are_lidraughts_form() {
