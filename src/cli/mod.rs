@@ -11,6 +11,7 @@ mod moves;
 mod perft;
 mod replay;
 mod serve;
+mod tournament;
 
 use std::process::ExitCode;
 
@@ -24,6 +25,7 @@ pub use moves::MovesArgs;
 pub use perft::PerftArgs;
 pub use replay::ReplayArgs;
 pub use serve::ServeArgs;
+pub use tournament::{TournamentAction, TournamentArgs};
 
 /// The competition judge for draughts tournaments.
 #[derive(Debug, Parser)]
@@ -50,6 +52,9 @@ pub enum Command {
     /// The arbiter's powers over a running service: pause, resume, adjust a clock, warn,
     /// declare a result, rule on a claim or an irregularity, set the position, press.
     Arbiter(ArbiterArgs),
+    /// The tournaments of a running service: create, enter players, number them, pair,
+    /// start, forfeits and absences, TRF in and out.
+    Tournament(TournamentArgs),
     /// Check an event log offline: SQLite's integrity check (damaged pages, index rows
     /// missing), an impossible alive mark, an empty or foreign file, and every game
     /// replays with seqs dense; names each game affected, with its bad seq and the
@@ -72,6 +77,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Serve(args) => serve::run_serve(&args),
         Command::Game(args) => client::run_client(&args),
         Command::Arbiter(args) => arbiter::run_arbiter(&args),
+        Command::Tournament(args) => tournament::run_tournament(&args),
         Command::Check(args) => eventlog::run_check(&args),
         Command::Export(args) => eventlog::run_export(&args),
         Command::Import(args) => eventlog::run_import(&args),

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::error::{decode, encode};
 use super::{GameMeta, Hub, HubError, PlayerInfo};
-use crate::game::{Actor, Outcome as GameOutcome};
+use crate::game::{Actor, Command as GameCommand, GameError, Outcome as GameOutcome};
 use crate::store::{StoreError, Stream, SummaryUpdate, TournamentRecord};
 use crate::tournament::{
     Command, Config, GameSlot, Outcome, ResultKind, Score, Seed, Tournament, TournamentError,
@@ -174,8 +174,10 @@ impl Tournaments {
         self.settle(key, &mut slot).await?;
         let events = self.record(key, &mut slot, command, at_ms).await?;
         let state = loaded(&slot)?.state.clone();
-        if matches!(command, Command::PairRound { .. }) {
-            self.open_games(&state).await?;
+        match command {
+            Command::PairRound { .. } => self.open_games(&state).await?,
+            Command::StartRound { .. } => self.start_games(&state).await?,
+            _ => {}
         }
         Ok((events, state))
     }
@@ -249,6 +251,7 @@ impl Tournaments {
         }
         let state = loaded(slot)?.state.clone();
         self.open_games(&state).await?;
+        self.start_games(&state).await?;
         for round in state.rounds() {
             for game in round.games().filter(|g| g.played && g.outcome.is_none()) {
                 let Some((outcome, rule)) = self.result_of(&game.game_id).await? else {
@@ -325,6 +328,41 @@ impl Tournaments {
                         Ok(_) | Err(HubError::Store(StoreError::GameExists(_))) => {}
                         Err(e) => return Err(e.into()),
                     }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Tournaments {
+    /// Starts the first game of every pairing of every started round that has not started
+    /// (all boards of a round together; a micro-match's later games start when the
+    /// arbiter starts them, after the game before).
+    async fn start_games(&self, state: &Tournament) -> Result<(), TournamentsError> {
+        for round in state.rounds().iter().filter(|r| r.started_at_ms.is_some()) {
+            for pairing in &round.pairings {
+                let Some(first) = pairing.games.first().filter(|g| g.played) else {
+                    continue;
+                };
+                let game = match self.hub.game(&first.game_id).await {
+                    Ok(game) => game,
+                    Err(HubError::NotFound(_)) => continue,
+                    Err(e) => return Err(e.into()),
+                };
+                let waiting = game
+                    .read(|s, _| !s.started() && s.result().is_none())
+                    .await?;
+                if !waiting {
+                    continue;
+                }
+                match game
+                    .command(Actor::System, GameCommand::Start, None, |_, _| ())
+                    .await
+                {
+                    // Started meanwhile (by the arbiter, or another node): as wanted.
+                    Ok(_) | Err(HubError::Game(GameError::AlreadyStarted)) => {}
+                    Err(e) => return Err(e.into()),
                 }
             }
         }

@@ -48,6 +48,22 @@ const NOT_COVERED: &[(&str, &str)] = &[
         "recorded only when a board stream exceeds its rate; tests/it/limits.rs floods one and checks the event",
     ),
     (
+        "Player.title",
+        "a tournament's answers fill it (TournamentService; tests/it/tournament_service.rs); a game's players are name, FMJD id, federation and rating",
+    ),
+    (
+        "Player.pairing_number",
+        "a tournament's answers fill it (TournamentService; tests/it/tournament_service.rs checks every pairing's)",
+    ),
+    (
+        "Player.player_id",
+        "a tournament's answers fill it (TournamentService; tests/it/tournament_service.rs)",
+    ),
+    (
+        "Player.withdrawn_from_round",
+        "a tournament's answers fill it for a withdrawn player (TournamentService; tests/it/tournament.rs withdraws players in the core)",
+    ),
+    (
         "DrawnSquare.beneath",
         "only a Towers position has pieces beneath a top (Position::beneath; tests/it/towers.rs plays towers)",
     ),

@@ -293,6 +293,50 @@ async fn a_round_robin_ballot_event_over_grpc() {
     assert_eq!(late.code(), Code::FailedPrecondition);
     let trf_before = trf_of(&ch).await;
 
+    // Starting the round starts every board's first game together; a micro-match's
+    // second game waits for the arbiter to start it after the first.
+    let started = t
+        .start_round(req(
+            "chief",
+            pb::StartRoundRequest {
+                tournament: EVENT.into(),
+                round: 1,
+            },
+        ))
+        .await
+        .expect("started")
+        .into_inner()
+        .round
+        .expect("round");
+    assert!(started.started_at.is_some());
+    for p in &paired.pairings {
+        for (g, id) in p.game_ids.iter().enumerate() {
+            let status = games
+                .get_game(req("fan", pb::GetGameRequest { game_id: id.clone() }))
+                .await
+                .expect("game")
+                .into_inner()
+                .status;
+            let want = if g == 0 {
+                pb::GameStatus::Running
+            } else {
+                pb::GameStatus::Created
+            };
+            assert_eq!(status, want as i32, "{id}");
+        }
+    }
+    let twice = t
+        .start_round(req(
+            "chief",
+            pb::StartRoundRequest {
+                tournament: EVENT.into(),
+                round: 1,
+            },
+        ))
+        .await
+        .expect_err("started already");
+    assert_eq!(twice.code(), Code::FailedPrecondition);
+
     // A game ends; the tournament counts it.
     let first = paired.pairings[0].game_ids[0].clone();
     ArbiterServiceClient::new(ch.clone())
