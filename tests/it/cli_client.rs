@@ -461,15 +461,36 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
 /// line starting `error:` is expected on stderr, with exit code 1.
 #[test]
 fn the_readmes_command_line_block_runs_as_written() {
-    let url = start_server();
+    let steps = readme_block("```sh\nA=\"--server http://127.0.0.1:50051\"");
+    assert!(steps.len() >= 20, "{} commands", steps.len());
+    run_readme_steps(&start_server(), "$A", &steps);
+}
+
+/// The README's tournament walkthrough (a 6-player round-robin ballot event of 2-game
+/// micro-matches, issue 40), run as written in the same way, `$T` the server.
+#[test]
+fn the_readmes_tournament_walkthrough_runs_as_written() {
+    let steps = readme_block("```sh\nT=\"--server http://127.0.0.1:50051\"");
+    assert!(steps.len() >= 10, "{} commands", steps.len());
+    assert!(
+        steps
+            .iter()
+            .filter(|(c, _)| c.contains(" tournament "))
+            .count()
+            >= 9,
+        "the walkthrough runs the tournament commands"
+    );
+    run_readme_steps(&start_server(), "$T", &steps);
+}
+
+/// The commands of the README's `sh` block starting with `start` (continued lines
+/// joined, trailing comments dropped) and the expected lines under each.
+fn readme_block(start: &str) -> Vec<(String, Vec<String>)> {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
         .expect("README.md");
-    let start = readme
-        .find("```sh\nA=\"--server http://127.0.0.1:50051\"")
-        .expect("the README's command-line block");
-    let block = &readme[start + 6..];
+    let at = readme.find(start).expect("the README's command-line block");
+    let block = &readme[at + 6..];
     let block = &block[..block.find("```").expect("the block's end")];
-    // Commands (continued lines joined) and the expected lines under each.
     let mut steps: Vec<(String, Vec<String>)> = Vec::new();
     let mut pending = String::new();
     for line in block.lines() {
@@ -481,7 +502,7 @@ fn the_readmes_command_line_block_runs_as_written() {
                 .push(expected.to_string());
             continue;
         }
-        if line.starts_with("A=") || line.trim().is_empty() {
+        if line.starts_with("A=") || line.starts_with("T=") || line.trim().is_empty() {
             continue;
         }
         pending.push_str(line.trim_end_matches('\\'));
@@ -496,15 +517,20 @@ fn the_readmes_command_line_block_runs_as_written() {
         };
         steps.push((command, Vec::new()));
     }
-    assert!(steps.len() >= 20, "{} commands", steps.len());
-    for (command, expected) in &steps {
+    steps
+}
+
+/// Runs README steps against `url` (`var` standing for its address and an arbiter's
+/// token), each printing its expected lines; `error:` lines on stderr with exit code 1.
+fn run_readme_steps(url: &str, var: &str, steps: &[(String, Vec<String>)]) {
+    for (command, expected) in steps {
         let words = shell_words(command);
         assert_eq!(words[0], "draughts-arbiter", "{command}");
-        assert_eq!(words[2], "$A", "{command}");
+        assert_eq!(words[2], var, "{command}");
         let args: Vec<&str> = std::iter::once(words[1].as_str())
             .chain(words[3..].iter().map(String::as_str))
             .collect();
-        let out = cli_raw(&url, Some(TOKEN), &args);
+        let out = cli_raw(url, Some(TOKEN), &args);
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
         let wants_error = expected.iter().any(|e| e.starts_with("error:"));

@@ -312,7 +312,12 @@ async fn a_round_robin_ballot_event_over_grpc() {
     for p in &paired.pairings {
         for (g, id) in p.game_ids.iter().enumerate() {
             let status = games
-                .get_game(req("fan", pb::GetGameRequest { game_id: id.clone() }))
+                .get_game(req(
+                    "fan",
+                    pb::GetGameRequest {
+                        game_id: id.clone(),
+                    },
+                ))
                 .await
                 .expect("game")
                 .into_inner()
