@@ -36,6 +36,8 @@ pub struct Api {
     board_seats: Arc<super::board_seat::Seats>,
     /// The tournaments on the hub.
     tournaments: Arc<crate::hub::Tournaments>,
+    /// The Swiss pairing engine, if one is configured.
+    pairing_engine: Option<Arc<crate::hub::PairingEngine>>,
 }
 
 impl Api {
@@ -51,8 +53,21 @@ impl Api {
             feeds: Arc::default(),
             board_seats: Arc::default(),
             tournaments: crate::hub::Tournaments::new(Arc::clone(&hub)),
+            pairing_engine: None,
             hub,
         }
+    }
+
+    /// Swiss rounds paired by this engine when their pairings are not given.
+    #[must_use]
+    pub fn with_pairing_engine(mut self, engine: Option<crate::hub::PairingEngine>) -> Api {
+        self.pairing_engine = engine.map(Arc::new);
+        self
+    }
+
+    /// The Swiss pairing engine, if one is configured.
+    pub(super) fn pairing_engine(&self) -> Option<&Arc<crate::hub::PairingEngine>> {
+        self.pairing_engine.as_ref()
     }
 
     /// The tournaments on the hub.

@@ -10,7 +10,7 @@ use super::error::{auth_status, bad, tournament_status};
 use super::pb;
 use super::service::Api;
 use super::validate::checked;
-use crate::hub::TournamentsError;
+use crate::hub::{EngineError, TournamentsError};
 use crate::tournament::{
     Ballot, BallotPer, Bye, ByeKind, ByeScore, Command, Config, DEFAULT_TIME_MS, Entrant,
     GivenPairings, Pairing, PairingSource, Player, ResultKind, RoundState, Score, Scoring, Seed,
@@ -375,6 +375,11 @@ impl Api {
                 .await
                 .map_err(|e| tournament_status(&e))?;
         }
+        let swiss = before.config().is_some_and(|c| c.system == System::Swiss);
+        let given = match given {
+            None if swiss => Some(self.engine_pairs(&key, round).await?),
+            given => given,
+        };
         let command = Command::PairRound {
             round,
             given,
@@ -386,6 +391,32 @@ impl Api {
             .await
             .map_err(|e| tournament_status(&e))?;
         paired_pb(&after, round)
+    }
+}
+
+impl Api {
+    /// A Swiss round's pairings from the configured engine (T 1), asked on the
+    /// tournament as it stands: UNAVAILABLE with the engine's own words when it is
+    /// missing or fails; FAILED_PRECONDITION when none is configured.
+    async fn engine_pairs(&self, key: &str, round: u32) -> Result<GivenPairings, Status> {
+        let engine = self.pairing_engine().cloned().ok_or_else(|| {
+            Status::failed_precondition(
+                "a Swiss round's pairings come from an engine (RULES.md T 1): configure \
+                 [tournaments] pairing_engine, or give them (PairRound.boards, ImportPairings)",
+            )
+        })?;
+        let state = self
+            .tournaments()
+            .get(key)
+            .await
+            .map_err(|e| tournament_status(&e))?;
+        let asked = tokio::task::spawn_blocking(move || engine.pair_blocking(&state, round))
+            .await
+            .map_err(|e| Status::internal(format!("the pairing engine's thread: {e}")))?;
+        asked.map_err(|e| match e {
+            EngineError::Unavailable(words) => Status::unavailable(words),
+            EngineError::Refused(r) => tournament_status(&r.into()),
+        })
     }
 }
 

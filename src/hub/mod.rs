@@ -9,6 +9,7 @@
 //! watchers ([`Watch`]: bounded queues, `Resync` for laggards, an end at the game's end
 //! and at shutdown). See DESIGN.md §10.
 
+mod engine;
 mod error;
 mod follow;
 mod handle;
@@ -33,6 +34,7 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, watch as signal};
 
 pub use crate::game::{GameMeta, PlayerInfo};
+pub use engine::{EngineError, EngineProtocol, PairingEngine};
 pub use error::HubError;
 pub use error::WatcherLimit;
 pub(crate) use error::{append_decided, encode, summary_of};

@@ -76,6 +76,8 @@ pub struct FileConfig {
     pub events: std::collections::BTreeMap<String, FileEvent>,
     /// `[web]`: the HTTP side of the API port.
     pub web: Option<FileWeb>,
+    /// `[tournaments]`: the Swiss pairing engine the server runs.
+    pub tournaments: Option<FileTournaments>,
     /// The event store: `sqlite` (the default, in `data_dir`) or `postgres` (several
     /// nodes on one database, `database_url`).
     pub store: Option<StoreKind>,
@@ -144,6 +146,20 @@ pub struct FileWeb {
     /// Whether a caller without a token follows broadcasts (BroadcastService, the HTTP PDN
     /// routes, the live page) as the public, behind each game's delay. Default true.
     pub public_broadcast: Option<bool>,
+}
+
+/// The `[tournaments]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileTournaments {
+    /// The Swiss pairing engine's command (`/usr/local/bin/bbpPairings`,
+    /// `caissify-pairings`); unset: Swiss rounds take their pairings from the request.
+    pub pairing_engine: Option<String>,
+    /// `trf` (bbpPairings' `--dutch IN.trf -p OUT`) or `caissify` (JSON on stdin and
+    /// stdout); unset: `caissify` for a program named caissify…, `trf` otherwise.
+    pub pairing_engine_protocol: Option<crate::hub::EngineProtocol>,
+    /// How long the engine may take, in seconds (default 60).
+    pub pairing_engine_timeout_s: Option<u64>,
 }
 
 /// One `[events."<name>"]` table: defaults for the games of that event.
@@ -342,6 +358,8 @@ pub struct Config {
     pub tokens: Vec<TokenConfig>,
     /// Each event's default broadcast delay (ms).
     pub event_delays: std::collections::BTreeMap<String, u64>,
+    /// The Swiss pairing engine, if one is configured.
+    pub pairing_engine: Option<crate::hub::PairingEngine>,
     /// Resource limits.
     pub limits: Limits,
     /// The CORS origins allowed (`*`: any; empty: none).
@@ -574,6 +592,30 @@ impl Config {
                 event_delays.insert(event, ms);
             }
         }
+        let pairing_engine = match &file.tournaments {
+            Some(FileTournaments {
+                pairing_engine: Some(command),
+                pairing_engine_protocol,
+                pairing_engine_timeout_s,
+            }) => {
+                if command.trim().is_empty() {
+                    return Err(ConfigError(
+                        "tournaments.pairing_engine: empty; leave it out for none".into(),
+                    ));
+                }
+                let mut engine = crate::hub::PairingEngine::new(command, *pairing_engine_protocol);
+                if let Some(s) = pairing_engine_timeout_s {
+                    if *s == 0 {
+                        return Err(ConfigError(
+                            "tournaments.pairing_engine_timeout_s: at least 1".into(),
+                        ));
+                    }
+                    engine.timeout = std::time::Duration::from_secs(*s);
+                }
+                Some(engine)
+            }
+            _ => None,
+        };
         if cluster.is_some() && memory {
             return Err(ConfigError(
                 "--memory and store = \"postgres\" exclude each other".into(),
@@ -600,6 +642,7 @@ impl Config {
             tls: resolve_tls(file.tls)?,
             tokens: file.tokens,
             event_delays,
+            pairing_engine,
             limits: Limits::resolve(file.limits.unwrap_or_default())?,
             public_broadcast: web.public_broadcast.unwrap_or(true),
             cors_origins: resolve_origins(web.cors_origins)?,

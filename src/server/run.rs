@@ -303,6 +303,7 @@ async fn serve_grpc(
     let limits = config.limits;
     let api = Api::new(hub.clone(), tokens)
         .with_event_delays(config.event_delays.clone())
+        .with_pairing_engine(config.pairing_engine.clone())
         .with_public_broadcast(config.public_broadcast)
         .with_board_rate(BoardRate {
             per_s: limits.board_messages_per_s,

@@ -452,3 +452,225 @@ async fn a_round_robin_ballot_event_over_grpc() {
     assert_eq!(reread, got);
     server.stop().await;
 }
+
+/// Whether the engine CI installs is here; says so when it is not.
+fn caissify_installed() -> bool {
+    let found = std::process::Command::new("caissify-pairings")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!(
+            "SKIPPED: caissify-pairings is not installed (pip install caissify-pairings; \
+             .ci/run installs it)"
+        );
+    }
+    found
+}
+
+fn swiss_request(name: &str) -> pb::CreateTournamentRequest {
+    pb::CreateTournamentRequest {
+        name: name.into(),
+        variant: pb::Variant::Russian as i32,
+        system: pb::TournamentSystem::Swiss as i32,
+        rounds: 3,
+        ..Default::default()
+    }
+}
+
+async fn nine_players(t: &mut TournamentServiceClient<Channel>, name: &str) {
+    t.add_players(req(
+        "chief",
+        pb::AddPlayersRequest {
+            tournament: name.into(),
+            players: (0..9)
+                .map(|i| player(&format!("Player {}", i + 1), 2400 - 20 * i, ""))
+                .collect(),
+        },
+    ))
+    .await
+    .expect("players");
+}
+
+/// A Swiss event paired by the engine the server runs (`[tournaments] pairing_engine`):
+/// every round from the engine, no repeat pairing, one bye a round to a player without
+/// one, results coming back from the games between rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_swiss_event_is_paired_by_the_configured_engine() {
+    if !caissify_installed() {
+        return;
+    }
+    let config = format!(
+        "{CONFIG}[tournaments]\npairing_engine = \"caissify-pairings\"\n[[tokens]]\ntoken = \"swiss\"\nrole = \"arbiter\"\nevent = \"Swiss Open\"\n"
+    );
+    let server = TestServer::start(&config).await;
+    let ch = server.channel.clone();
+    let mut t = client(&ch);
+    let name = "Swiss Open";
+    t.create_tournament(req("swiss", swiss_request(name)))
+        .await
+        .expect("created");
+    t.add_players(req(
+        "swiss",
+        pb::AddPlayersRequest {
+            tournament: name.into(),
+            players: (0..9)
+                .map(|i| player(&format!("Player {}", i + 1), 2400 - 20 * i, ""))
+                .collect(),
+        },
+    ))
+    .await
+    .expect("players");
+    let mut arb = ArbiterServiceClient::new(ch.clone());
+    let mut met = std::collections::BTreeSet::new();
+    let mut had_bye = std::collections::BTreeSet::new();
+    for round in 1..=3 {
+        let paired = t
+            .pair_round(req(
+                "swiss",
+                pb::PairRoundRequest {
+                    tournament: name.into(),
+                    round,
+                    ..Default::default()
+                },
+            ))
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: {e:?}"))
+            .into_inner();
+        assert_eq!(paired.pairings.len(), 4, "round {round}");
+        assert_eq!(paired.byes.len(), 1, "round {round}");
+        let bye = paired.byes[0].player.as_ref().expect("bye").player_id;
+        assert!(had_bye.insert(bye), "round {round}: a second bye for {bye}");
+        for p in &paired.pairings {
+            let (w, b) = (
+                p.white.as_ref().expect("w").player_id,
+                p.black.as_ref().expect("b").player_id,
+            );
+            assert!(
+                met.insert((w.min(b), w.max(b))),
+                "round {round}: {w}-{b} again"
+            );
+            arb.declare_result(req(
+                "swiss",
+                pb::DeclareResultRequest {
+                    game_id: p.game_ids[0].clone(),
+                    result: if w < b {
+                        pb::GameResult::WhiteWins
+                    } else {
+                        pb::GameResult::Draw
+                    } as i32,
+                    explanation: "result reported".into(),
+                    ..Default::default()
+                },
+            ))
+            .await
+            .expect("declared");
+        }
+        let got = t
+            .get_tournament(req(
+                "swiss",
+                pb::GetTournamentRequest {
+                    tournament: name.into(),
+                },
+            ))
+            .await
+            .expect("get")
+            .into_inner()
+            .tournament
+            .expect("tournament");
+        let r = &got.paired_rounds[round as usize - 1];
+        assert!(r.finished, "round {round} finished once its games are");
+        assert!(r.source.starts_with("caissify-pairings"), "{}", r.source);
+    }
+    server.stop().await;
+}
+
+/// The engine missing: UNAVAILABLE in the engine's own words, nothing changed. No engine
+/// configured: FAILED_PRECONDITION saying how to give the pairings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_engine_is_a_clear_refusal_that_changes_nothing() {
+    let config = format!(
+        "{CONFIG}[tournaments]\npairing_engine = \"/nonexistent/bbpPairings\"\n[[tokens]]\ntoken = \"chief-swiss\"\nrole = \"arbiter\"\n"
+    );
+    let server = TestServer::start(&config).await;
+    let mut t = client(&server.channel);
+    for name in ["Swiss Open", "Swiss Cup"] {
+        t.create_tournament(req("chief-swiss", swiss_request(name)))
+            .await
+            .expect("created");
+        let mut token_t = client(&server.channel);
+        token_t
+            .add_players(req(
+                "chief-swiss",
+                pb::AddPlayersRequest {
+                    tournament: name.into(),
+                    players: (0..4).map(|i| player(&format!("P{i}"), 2000, "")).collect(),
+                },
+            ))
+            .await
+            .expect("players");
+    }
+    let missing = t
+        .pair_round(req(
+            "chief-swiss",
+            pb::PairRoundRequest {
+                tournament: "Swiss Open".into(),
+                round: 1,
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect_err("no engine there");
+    assert_eq!(missing.code(), Code::Unavailable, "{missing:?}");
+    assert!(
+        missing.message().contains("/nonexistent/bbpPairings"),
+        "{}",
+        missing.message()
+    );
+    let got = t
+        .get_tournament(req(
+            "chief-swiss",
+            pb::GetTournamentRequest {
+                tournament: "Swiss Open".into(),
+            },
+        ))
+        .await
+        .expect("get")
+        .into_inner()
+        .tournament
+        .expect("tournament");
+    assert!(got.paired_rounds.is_empty(), "nothing paired");
+    server.stop().await;
+
+    // No engine configured.
+    let server = TestServer::start(CONFIG).await;
+    let mut t = client(&server.channel);
+    t.create_tournament(req(
+        "chief",
+        pb::CreateTournamentRequest {
+            name: EVENT.into(),
+            ..swiss_request(EVENT)
+        },
+    ))
+    .await
+    .expect("created");
+    nine_players(&mut t, EVENT).await;
+    let none = t
+        .pair_round(req(
+            "chief",
+            pb::PairRoundRequest {
+                tournament: EVENT.into(),
+                round: 1,
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect_err("no engine configured");
+    assert_eq!(none.code(), Code::FailedPrecondition);
+    assert!(
+        none.message().contains("pairing_engine"),
+        "{}",
+        none.message()
+    );
+    server.stop().await;
+}

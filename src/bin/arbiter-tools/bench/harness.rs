@@ -64,6 +64,7 @@ impl Running {
             tls: None,
             tokens: Vec::new(),
             event_delays: Default::default(),
+            pairing_engine: None,
             // The fan-out plans put thousands of watch streams on a few connections.
             limits: Limits {
                 max_streams_per_connection: u32::MAX,
