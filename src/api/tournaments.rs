@@ -354,6 +354,18 @@ impl Api {
         Ok(after)
     }
 
+    /// Runs a command on round `round` and answers with the round after it.
+    async fn round_command(
+        &self,
+        role: &Role,
+        name: &str,
+        round: u32,
+        command: Command,
+    ) -> Result<Option<pb::TournamentRound>, Status> {
+        let t = self.tournament_command(role, name, command).await?;
+        Ok(Some(round_of(&t, round)?))
+    }
+
     /// Pairs a round with the given pairings (or the Berger tables), numbering the players
     /// first by the system's rule if round 1 finds them unnumbered.
     async fn pair(
@@ -599,11 +611,11 @@ impl pb::tournament_service_server::TournamentService for Api {
     ) -> Result<Response<pb::StartRoundResponse>, Status> {
         let role = self.role(&req)?;
         let r = checked(req)?;
-        let t = self
-            .tournament_command(&role, &r.tournament, Command::StartRound { round: r.round })
-            .await?;
+        let round = Command::StartRound { round: r.round };
         Ok(Response::new(pb::StartRoundResponse {
-            round: Some(round_of(&t, r.round)?),
+            round: self
+                .round_command(&role, &r.tournament, r.round, round)
+                .await?,
         }))
     }
 
@@ -613,18 +625,14 @@ impl pb::tournament_service_server::TournamentService for Api {
     ) -> Result<Response<pb::MarkAbsentResponse>, Status> {
         let role = self.role(&req)?;
         let r = checked(req)?;
-        let t = self
-            .tournament_command(
-                &role,
-                &r.tournament,
-                Command::MarkAbsent {
-                    round: r.round,
-                    player: r.player_id,
-                },
-            )
-            .await?;
+        let absent = Command::MarkAbsent {
+            round: r.round,
+            player: r.player_id,
+        };
         Ok(Response::new(pb::MarkAbsentResponse {
-            round: Some(round_of(&t, r.round)?),
+            round: self
+                .round_command(&role, &r.tournament, r.round, absent)
+                .await?,
         }))
     }
 
@@ -634,18 +642,14 @@ impl pb::tournament_service_server::TournamentService for Api {
     ) -> Result<Response<pb::RecordForfeitResponse>, Status> {
         let role = self.role(&req)?;
         let r = checked(req)?;
-        let t = self
-            .tournament_command(
-                &role,
-                &r.tournament,
-                Command::RecordForfeit {
-                    round: r.round,
-                    player: r.player_id,
-                },
-            )
-            .await?;
+        let forfeit = Command::RecordForfeit {
+            round: r.round,
+            player: r.player_id,
+        };
         Ok(Response::new(pb::RecordForfeitResponse {
-            round: Some(round_of(&t, r.round)?),
+            round: self
+                .round_command(&role, &r.tournament, r.round, forfeit)
+                .await?,
         }))
     }
 
