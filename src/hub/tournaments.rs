@@ -102,6 +102,15 @@ impl Tournaments {
         })
     }
 
+    /// How many tournaments are held in memory (loaded, or being loaded).
+    #[must_use]
+    pub fn held(&self) -> usize {
+        self.open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
     fn entry(&self, key: &str) -> Arc<tokio::sync::Mutex<Option<Loaded>>> {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         Arc::clone(open.entry(key.to_string()).or_default())
@@ -152,8 +161,21 @@ impl Tournaments {
     pub async fn get(&self, key: &str) -> Result<Tournament, TournamentsError> {
         let entry = self.entry(key);
         let mut slot = entry.lock().await;
-        self.settle(key, &mut slot).await?;
+        let settled = self.settle(key, &mut slot).await;
+        self.forget_unloaded(key, &slot);
+        settled?;
         Ok(loaded(&slot)?.state.clone())
+    }
+
+    /// Drops the entry of a tournament that could not be loaded (an unknown name), so
+    /// that asking for names that do not exist leaves nothing behind.
+    fn forget_unloaded(&self, key: &str, slot: &Option<Loaded>) {
+        if slot.is_none() {
+            self.open
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(key);
+        }
     }
 
     /// Decides `command` on tournament `key` at `at_ms` and records what it decided;
@@ -171,7 +193,9 @@ impl Tournaments {
     ) -> Result<(Vec<TournamentEvent>, Tournament), TournamentsError> {
         let entry = self.entry(key);
         let mut slot = entry.lock().await;
-        self.settle(key, &mut slot).await?;
+        let settled = self.settle(key, &mut slot).await;
+        self.forget_unloaded(key, &slot);
+        settled?;
         let events = self.record(key, &mut slot, command, at_ms).await?;
         let state = loaded(&slot)?.state.clone();
         match command {

@@ -314,7 +314,9 @@ async fn two_writers_on_one_log_decide_again_on_a_conflict() {
         matches!(&err, draughts_arbiter::hub::TournamentsError::Refused(e) if e.class == Class::AlreadyExists),
         "{err}"
     );
+    let held = a.held();
     let err = a.get("nobody").await.expect_err("unknown");
+    assert_eq!(a.held(), held, "an unknown name leaves nothing in memory");
     assert!(
         matches!(&err, draughts_arbiter::hub::TournamentsError::Refused(e) if e.class == Class::NotFound),
         "{err}"
