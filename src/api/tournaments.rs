@@ -295,9 +295,7 @@ fn tournament_pb(t: &Tournament, whole: bool) -> pb::Tournament {
             .iter()
             .map(|s| crate::tournament::lot::hex(&s.0))
             .collect(),
-        finished: t.total_rounds() > 0
-            && rounds.len() as u32 == t.total_rounds()
-            && rounds.iter().all(RoundState::finished),
+        finished: t.finished(),
     }
 }
 

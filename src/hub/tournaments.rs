@@ -328,7 +328,13 @@ impl Tournaments {
         };
         for round in state.rounds() {
             for pairing in &round.pairings {
-                for game in pairing.games.iter().filter(|g| g.played) {
+                // A game with a result exists already: only the others are looked up
+                // (a finished game may have left memory; loading it back is not needed).
+                for game in pairing
+                    .games
+                    .iter()
+                    .filter(|g| g.played && g.outcome.is_none())
+                {
                     match self.hub.game(&game.game_id).await {
                         Ok(_) => continue,
                         Err(HubError::NotFound(_)) => {}
@@ -366,7 +372,11 @@ impl Tournaments {
     async fn start_games(&self, state: &Tournament) -> Result<(), TournamentsError> {
         for round in state.rounds().iter().filter(|r| r.started_at_ms.is_some()) {
             for pairing in &round.pairings {
-                let Some(first) = pairing.games.first().filter(|g| g.played) else {
+                let Some(first) = pairing
+                    .games
+                    .first()
+                    .filter(|g| g.played && g.outcome.is_none())
+                else {
                     continue;
                 };
                 let game = match self.hub.game(&first.game_id).await {
@@ -436,9 +446,7 @@ fn replay(key: &str, events: &[TournamentEvent]) -> Result<Tournament, Tournamen
 /// The row's summary: what a listing shows without replaying.
 fn summary(state: &Tournament) -> SummaryUpdate {
     let rounds = state.rounds();
-    let finished = rounds.len() as u32 == state.total_rounds()
-        && state.total_rounds() > 0
-        && rounds.iter().all(|r| r.finished());
+    let finished = state.finished();
     let summary = serde_json::json!({
         "name": state.config().map(|c| c.name.as_str()),
         "system": state.config().map(|c| c.system.name()),

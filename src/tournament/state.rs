@@ -138,6 +138,14 @@ impl Tournament {
         self.events
     }
 
+    /// Whether every round has been paired and every game of it has a result.
+    pub fn finished(&self) -> bool {
+        let total = self.total_rounds();
+        total > 0
+            && self.rounds.len() as u32 == total
+            && self.rounds.iter().all(RoundState::finished)
+    }
+
     /// The number of rounds the event has: a round-robin's from its field, the
     /// configured number otherwise.
     pub fn total_rounds(&self) -> u32 {
