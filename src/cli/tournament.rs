@@ -67,7 +67,8 @@ pub enum TournamentAction {
         /// The games' time control (`game create`'s syntax, e.g. 90m+30s).
         #[arg(long, default_value = "")]
         time_control: String,
-        /// The ballot table (fmjd-64, fmjd-64-brazilian, idf-64); none: the start position.
+        /// The ballot table (fmjd-64, fmjd-64-brazilian, idf-64, acf-3move); none: the start
+        /// position.
         #[arg(long, default_value = "")]
         ballot: String,
         /// One ballot draw a round for every board instead of one a pairing.

@@ -7,12 +7,14 @@
 //! pieces displaced (`place`: each `from-to` takes the start position's piece on `from`
 //! and puts it on `to`; the result must be the row's position and a legal one). The
 //! tables hold the position as a PDN FEN with squares 1–32; the opening keeps it in the
-//! variant's own FEN and its moves in the variant's own notation.
+//! variant's own FEN and its moves in the variant's own notation. The 64-square tables
+//! write their moves short (`ab4`), the English three-move ballot in numbers (`9-13`,
+//! `13x22`).
 
 use std::sync::OnceLock;
 
 use crate::notation::fen::{parse_fen, write_fen};
-use crate::notation::movetext::write_move;
+use crate::notation::movetext::{parse_move, write_move};
 use crate::notation::square::{parse_square, square_name};
 use crate::rules::{Color, Position, Setup, Variant};
 
@@ -89,6 +91,11 @@ const NOT_BRAZILIAN: &str = "left out of the Brazilian table (lidraughts' FMJD t
 
 const FMJD_64: &str = include_str!("tables/fmjd-64.txt");
 const IDF_64: &str = include_str!("tables/idf-64.txt");
+const ACF_3MOVE: &str = include_str!("tables/acf-3move.txt");
+
+/// Why eighteen of the ACF's 174 three-move openings are not drawn.
+const ACF_BARRED: &str = "barred: not in the ACF's 156-opening three-move deck \
+     (CheckerBoard's ACF list, see the data file)";
 
 const FMJD_SOURCE: &str = "FMJD, https://results.fmjd.org/viewpage.php?page_id=2 (FMJD Drawing \
      Table 64), as transcribed in lidraughts, modules/draughts/src/main/OpeningTable.scala, \
@@ -138,6 +145,38 @@ const DEFINITIONS: &[Definition] = &[
             "the transcription's moves (ef4 fe5 ab4) and its position (White on a5, none \
              on b4 or f4) disagree; not drawn until checked against the IDF's own table",
         )],
+    },
+    // The ACF's numbering of the 174 three-move openings; the 156 of the current deck
+    // are drawn, the barred ones keep their numbers.
+    Definition {
+        id: "acf-3move",
+        name: "ACF three-move ballot (156-opening deck)",
+        source: "American Checker Federation, three-move deck of 156 openings (2003; \
+             http://www.usacheckers.com/156openingdeck.php), ACF numbers and moves as \
+             listed in CheckerBoard, github.com/eygilbert/CheckerBoard, utility.c, \
+             commit 691ab49 (2024-08-01)",
+        variant: Variant::English,
+        data: ACF_3MOVE,
+        without: &[
+            ("3", ACF_BARRED),
+            ("13", ACF_BARRED),
+            ("26", ACF_BARRED),
+            ("35", ACF_BARRED),
+            ("44", ACF_BARRED),
+            ("45", ACF_BARRED),
+            ("48", ACF_BARRED),
+            ("52", ACF_BARRED),
+            ("77", ACF_BARRED),
+            ("88", ACF_BARRED),
+            ("94", ACF_BARRED),
+            ("109", ACF_BARRED),
+            ("114", ACF_BARRED),
+            ("137", ACF_BARRED),
+            ("145", ACF_BARRED),
+            ("156", ACF_BARRED),
+            ("168", ACF_BARRED),
+            ("171", ACF_BARRED),
+        ],
     },
 ];
 
@@ -243,14 +282,33 @@ fn row(line: &str, variant: Variant, number: u32) -> Result<Opening, String> {
 }
 
 /// Plays the table's short moves (`ab4`: the man from the a-file to b4; `bd6` a capture
-/// landing on d6) from the start position; each must name exactly one legal move.
-/// `Free` is the start position itself.
+/// landing on d6), or its numeric ones (`9-13`, `13x22`: a capture written with `x`),
+/// from the start position; each must name exactly one legal move. `Free` is the start
+/// position itself.
 fn play(text: &str, variant: Variant) -> Result<(Position, Vec<String>), String> {
     let mut pos = Position::start(variant);
     let mut written = Vec::new();
     // "Free": the start position itself, as the IDF table publishes it.
     for short in text.split_whitespace().filter(|s| *s != "Free") {
         let b = short.as_bytes();
+        if b[0].is_ascii_digit() {
+            // Numeric: resolved among the legal moves, so a capture is forced.
+            let mv = parse_move(short, &pos).map_err(|e| format!("move {short:?}: {e}"))?;
+            if mv.is_capture() != short.contains('x') {
+                return Err(format!(
+                    "move {short:?}: written as {} in {}",
+                    if mv.is_capture() {
+                        "a move, but it captures"
+                    } else {
+                        "a capture, but it does not"
+                    },
+                    write_fen(&pos)
+                ));
+            }
+            written.push(write_move(&pos, &mv));
+            pos = pos.play(&mv).map_err(|e| format!("move {short:?}: {e}"))?;
+            continue;
+        }
         if b.len() < 3 || !b[0].is_ascii_lowercase() {
             return Err(format!("move {short:?}: expected a file then a square"));
         }
@@ -337,6 +395,8 @@ mod tests {
         assert_eq!(br.opening(10).expect("1-X").code, "1-X");
         let idf = table("idf-64").expect("idf");
         assert_eq!((idf.openings.len(), idf.left_out.len()), (149, 1));
+        let acf = table("acf-3move").expect("acf");
+        assert_eq!((acf.openings.len(), acf.left_out.len()), (156, 18));
         let e = table("acf").expect_err("unknown");
         assert!(e.contains("fmjd-64") && e.contains("idf-64"), "{e}");
     }
@@ -364,6 +424,39 @@ mod tests {
         assert!(t.opening(0).is_none() && t.opening(737).is_none());
     }
 
+    /// T 3: the English three-move ballot keeps the ACF's numbers, Black moving first;
+    /// the barred openings keep theirs and are not drawn.
+    #[test]
+    fn t_3_the_acf_three_move_ballot_reads_as_published() {
+        let t = table("acf-3move").expect("acf");
+        assert_eq!(t.variant, Variant::English);
+        let o = t.opening(1).expect("ACF #1");
+        assert_eq!(o.code, "1");
+        assert_eq!(o.text, "9-13 21-17 5-9");
+        assert_eq!(o.moves, ["9-13", "21-17", "5-9"]);
+        assert_eq!(o.fen, "W:W17,22-32:B1-4,6-13");
+        // A capture among the three moves: the Double Cross.
+        let d = t.opening(46).expect("ACF #46");
+        assert_eq!(d.moves, ["9-14", "23-18", "14x23"]);
+        assert_eq!(d.fen, "W:W21,22,24-32:B1-8,10-12,23");
+        assert_eq!(t.left_out[0], (3, "3".to_string(), ACF_BARRED));
+        assert!(t.opening(3).is_none() && t.opening(171).is_none());
+        assert_eq!(t.opening(174).expect("ACF #174").text, "12-16 24-20 10-15");
+        assert!(t.opening(175).is_none());
+        // The barred rows are checked too, though never drawn.
+        let barred: Vec<_> = ACF_3MOVE
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter(|l| {
+                let code = l.split('\t').next().unwrap_or("");
+                t.left_out.iter().any(|(_, c, _)| c == code)
+            })
+            .map(|l| row(l, Variant::English, 0).expect("a barred row checks"))
+            .collect();
+        assert_eq!(barred.len(), 18);
+        assert_eq!(barred[17].text, "12-16 23-19 16x23");
+    }
+
     /// A row whose moves do not reach its position, or name no legal move, is refused.
     #[test]
     fn t_3_a_wrong_row_is_refused() {
@@ -386,5 +479,20 @@ mod tests {
         };
         let e = load(&d).expect_err("no such move");
         assert!(e.contains("names 0 legal moves"), "{e}");
+        // English: after 9-14 23-18 Black must take 14x23; 5-9 is refused.
+        let d = Definition {
+            variant: Variant::English,
+            data: "1\tplay\t9-14 23-18 5-9\tW:W18,21,22,24,25,26,27,28,29,30,31,32:B1,2,3,4,6,7,8,9,10,11,12,14\n",
+            ..d
+        };
+        let e = load(&d).expect_err("a capture not taken");
+        assert!(e.contains("\"5-9\""), "{e}");
+        // A capture written as a move is refused too.
+        let d = Definition {
+            data: "1\tplay\t9-14 23-18 14-23\tW:W21,22,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,10,11,12,23\n",
+            ..d
+        };
+        let e = load(&d).expect_err("a capture written as a move");
+        assert!(e.contains("but it captures"), "{e}");
     }
 }
