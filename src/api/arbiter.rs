@@ -106,9 +106,11 @@ impl pb::arbiter_service_server::ArbiterService for Api {
                 Declared::Decision
             }
             Ok(pb::ResultReason::Penalty) => Declared::Penalty,
+            Ok(pb::ResultReason::Forfeit) => Declared::Forfeit,
             _ => {
                 return Err(Status::invalid_argument(format!(
-                    "reason: RESULT_REASON_ARBITER_DECISION or RESULT_REASON_PENALTY, got {}",
+                    "reason: RESULT_REASON_ARBITER_DECISION, RESULT_REASON_PENALTY or \
+                     RESULT_REASON_FORFEIT, got {}",
                     pb::ResultReason::try_from(r.reason)
                         .map_or_else(|_| r.reason.to_string(), |k| k.as_str_name().to_string())
                 )));

@@ -143,6 +143,8 @@ pub fn settings(
         if let Some(delay) = s.broadcast_delay_ms {
             out.broadcast_delay_ms = delay;
         }
+        // Checked at the edge against MAX_DEFAULT_TIME_MS (`validate`).
+        out.default_time_ms = s.default_time_ms;
     }
     Ok(out)
 }
@@ -171,6 +173,7 @@ fn settings_pb(s: &GameSettings) -> pb::GameSettings {
         broadcast_delay_ms: Some(s.broadcast_delay_ms),
         charge_outage_to_side_on_move: s.charge_outage,
         touch_immovable_penalty: s.touch_immovable_penalty,
+        default_time_ms: s.default_time_ms,
     }
 }
 
@@ -255,6 +258,8 @@ fn reason_pb(r: EndReason) -> i32 {
         EndReason::Penalty => pb::ResultReason::Penalty,
         EndReason::CornerFilled => pb::ResultReason::CornerFilled,
         EndReason::HomeNotLeft => pb::ResultReason::HomeNotLeft,
+        EndReason::Default => pb::ResultReason::Default,
+        EndReason::Forfeit => pb::ResultReason::Forfeit,
     }) as i32
 }
 
@@ -884,6 +889,9 @@ pub fn event_pb(p: &Published, meta: &GameMeta) -> pb::GameEvent {
                 side: side_pb(*side),
             })
         }
+        EventKind::MarkedAbsent { side } => Kind::PlayerMarkedAbsent(pb::PlayerMarkedAbsent {
+            side: side_pb(*side),
+        }),
         EventKind::PositionSet { fen, reason } => Kind::PositionSet(pb::PositionSet {
             fen: fen.clone(),
             reason: reason.clone().unwrap_or_default(),

@@ -4,13 +4,13 @@
 
 use tonic::{Request, Response, Status};
 
-use super::auth::{Action, Role};
+use super::auth::{Action, Role, round_audience};
 use super::convert;
 use super::error::{auth_status, bad, tournament_status};
 use super::pb;
 use super::service::Api;
 use super::validate::checked;
-use crate::hub::{EngineError, TournamentsError};
+use crate::hub::{Audience, EngineError, TournamentsError};
 use crate::tournament::{
     Ballot, BallotPer, Bye, ByeKind, ByeScore, Command, Config, DEFAULT_TIME_MS, Entrant,
     GivenPairings, Pairing, PairingSource, Player, ResultKind, RoundState, Score, Scoring, Seed,
@@ -316,6 +316,19 @@ fn round_of(t: &Tournament, round: u32) -> Result<pb::TournamentRound, Status> {
         .ok_or_else(|| Status::internal(format!("round {round} not recorded")))
 }
 
+/// The tournament as `role` may see it: live for the event's arbiters, else each result
+/// behind the event's broadcast delay (the games' own delay, from their template).
+fn seen_by(role: &Role, t: Tournament) -> Tournament {
+    let Some(c) = t.config() else {
+        return t;
+    };
+    if round_audience(role, &c.name) == Some(Audience::Live) {
+        return t;
+    }
+    let delay = c.settings.broadcast_delay_ms;
+    t.as_seen(now_ms(), delay)
+}
+
 impl Api {
     /// The key of a tournament named by its name or key.
     fn key(name: &str) -> String {
@@ -462,13 +475,14 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::GetTournamentRequest>,
     ) -> Result<Response<pb::GetTournamentResponse>, Status> {
-        self.role(&req)?;
+        let role = self.role(&req)?;
         let r = checked(req)?;
         let t = self
             .tournaments()
             .get(&Self::key(&r.tournament))
             .await
             .map_err(|e| tournament_status(&e))?;
+        let t = seen_by(&role, t);
         Ok(Response::new(pb::GetTournamentResponse {
             tournament: Some(tournament_pb(&t, true)),
         }))
@@ -478,7 +492,7 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::ListTournamentsRequest>,
     ) -> Result<Response<pb::ListTournamentsResponse>, Status> {
-        self.role(&req)?;
+        let role = self.role(&req)?;
         let records = self
             .hub()
             .store()
@@ -488,7 +502,7 @@ impl pb::tournament_service_server::TournamentService for Api {
         let mut tournaments = Vec::with_capacity(records.len());
         for record in records {
             match self.tournaments().get(&record.key).await {
-                Ok(t) => tournaments.push(tournament_pb(&t, false)),
+                Ok(t) => tournaments.push(tournament_pb(&seen_by(&role, t), false)),
                 Err(TournamentsError::Refused(_)) => {}
                 Err(e) => return Err(tournament_status(&e)),
             }
@@ -651,6 +665,26 @@ impl pb::tournament_service_server::TournamentService for Api {
         }))
     }
 
+    async fn annul_default(
+        &self,
+        req: Request<pb::AnnulDefaultRequest>,
+    ) -> Result<Response<pb::AnnulDefaultResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = checked(req)?;
+        let annul = Command::AnnulDefault {
+            game_id: r.game_id.clone(),
+            reason: r.reason.clone(),
+        };
+        let t = self.tournament_command(&role, &r.tournament, annul).await?;
+        let (round, slot) = t.replacing(&r.game_id).ok_or_else(|| {
+            Status::internal(format!("{}: the replay is not recorded", r.game_id))
+        })?;
+        Ok(Response::new(pb::AnnulDefaultResponse {
+            round: Some(round_of(&t, round)?),
+            replay_game_id: slot.game_id.clone(),
+        }))
+    }
+
     async fn import_pairings(
         &self,
         req: Request<pb::ImportPairingsRequest>,
@@ -680,13 +714,14 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::ExportTrfRequest>,
     ) -> Result<Response<pb::ExportTrfResponse>, Status> {
-        self.role(&req)?;
+        let role = self.role(&req)?;
         let r = checked(req)?;
         let t = self
             .tournaments()
             .get(&Self::key(&r.tournament))
             .await
             .map_err(|e| tournament_status(&e))?;
+        let t = seen_by(&role, t);
         Ok(Response::new(pb::ExportTrfResponse {
             trf: trf::write_trf(&t),
         }))

@@ -15,7 +15,7 @@ use super::cursor::Cursor;
 use super::error::bounded_message;
 use super::pb;
 use crate::clock::{MAX_ADJUSTMENT, MAX_MOVES, MAX_PERIOD_TIME};
-use crate::game::{MAX_BROADCAST_DELAY_MS, MAX_REASON_BYTES, MAX_RULE_BYTES};
+use crate::game::{MAX_BROADCAST_DELAY_MS, MAX_DEFAULT_TIME_MS, MAX_REASON_BYTES, MAX_RULE_BYTES};
 
 /// Game and board ids: bytes.
 pub const ID_BYTES: usize = 64;
@@ -106,6 +106,10 @@ pub const LIMITS: &[Limit] = &[
     },
     Limit {
         fields: "`settings.broadcast_delay_ms`",
+        limit: "at most 86400000 (24 hours)",
+    },
+    Limit {
+        fields: "`settings.default_time_ms`, a tournament's `default_time_ms`",
         limit: "at most 86400000 (24 hours)",
     },
     Limit {
@@ -376,6 +380,11 @@ fn settings(s: &pb::GameSettings) -> Result<(), BadField> {
     if let Some(delay) = s.broadcast_delay_ms {
         at_most("settings.broadcast_delay_ms", delay, MAX_BROADCAST_DELAY_MS)?;
     }
+    at_most(
+        "settings.default_time_ms",
+        s.default_time_ms,
+        MAX_DEFAULT_TIME_MS,
+    )?;
     Ok(())
 }
 
@@ -760,6 +769,9 @@ impl Check for pb::CreateTournamentRequest {
         if let Some(s) = &self.settings {
             settings(s)?;
         }
+        if let Some(ms) = self.default_time_ms {
+            at_most("default_time_ms", ms, MAX_DEFAULT_TIME_MS)?;
+        }
         id("ballot_table", &self.ballot_table, false)?;
         known::<pb::TournamentScoring>("scoring", self.scoring)?;
         items("tiebreaks", &self.tiebreaks, 8)?;
@@ -840,6 +852,21 @@ impl Check for pb::RecordForfeitRequest {
     }
 }
 
+impl Check for pb::AnnulDefaultRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)?;
+        game_id(&self.game_id)?;
+        prose("reason", &self.reason)?;
+        if self.reason.trim().is_empty() {
+            return Err(bad(
+                "reason",
+                "required: why the default is annulled (T 5: a documented delay)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Check for pb::ImportPairingsRequest {
     fn check(&self) -> Result<(), BadField> {
         tournament(&self.tournament)?;
@@ -904,6 +931,7 @@ requests!(
     StartRoundRequest,
     MarkAbsentRequest,
     RecordForfeitRequest,
+    AnnulDefaultRequest,
     ImportPairingsRequest,
     ExportTrfRequest,
 );

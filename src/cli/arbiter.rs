@@ -70,6 +70,10 @@ pub enum ReasonArg {
     CornerFilled,
     /// Corners: home not left.
     HomeNotLeft,
+    /// Lost by default (T 5; the judge records it itself).
+    Default,
+    /// A forfeit: the game was not played (a no-show, a withdrawal; T 6).
+    Forfeit,
 }
 
 impl ReasonArg {
@@ -90,6 +94,8 @@ impl ReasonArg {
             ReasonArg::TouchPenalty => R::TouchPenalty,
             ReasonArg::CornerFilled => R::CornerFilled,
             ReasonArg::HomeNotLeft => R::HomeNotLeft,
+            ReasonArg::Default => R::Default,
+            ReasonArg::Forfeit => R::Forfeit,
         }
     }
 }

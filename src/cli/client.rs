@@ -199,6 +199,10 @@ pub struct CreateArgs {
     /// for English only).
     #[arg(long, value_enum)]
     pub touch_immovable_penalty: Option<OnOff>,
+    /// The default time in minutes (RULES.md T 5): the side to move that has not acted
+    /// this long after the start loses by default; 0 or unset: none.
+    #[arg(long, default_value_t = 0)]
+    pub default_time_minutes: u64,
 }
 
 impl CreateArgs {
@@ -261,6 +265,7 @@ impl CreateArgs {
                 touch_immovable_penalty: self
                     .touch_immovable_penalty
                     .map(|o| matches!(o, OnOff::On)),
+                default_time_ms: self.default_time_minutes.saturating_mul(60_000),
             }),
             game_id: self.id.clone(),
         })

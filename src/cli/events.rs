@@ -117,6 +117,7 @@ fn settings_json(s: Option<&pb::GameSettings>) -> Value {
             "broadcast_delay_ms": s.broadcast_delay_ms,
             "charge_outage_to_side_on_move": s.charge_outage_to_side_on_move,
             "touch_immovable_penalty": s.touch_immovable_penalty,
+            "default_time_ms": s.default_time_ms,
         })
     })
 }
@@ -314,6 +315,10 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
         Kind::TimeCalled(e) => ("time_called", json!({"side": name!(pb::Side, e.side)})),
         Kind::FortyMoveCountStarted(e) => (
             "forty_move_count_started",
+            json!({"side": name!(pb::Side, e.side)}),
+        ),
+        Kind::PlayerMarkedAbsent(e) => (
+            "player_marked_absent",
             json!({"side": name!(pb::Side, e.side)}),
         ),
         Kind::Resync(e) => (

@@ -161,6 +161,16 @@ pub enum TournamentAction {
         /// The player who forfeits.
         player: u32,
     },
+    /// Annul a game's default (T 5) and have the board play it again (AnnulDefault).
+    AnnulDefault {
+        /// The tournament's name or key.
+        name: String,
+        /// The game lost by default.
+        game_id: String,
+        /// Why (required): the documented delay.
+        #[arg(long)]
+        reason: String,
+    },
     /// Pair a round from another program's TRF-16 file (ImportPairings).
     Import {
         /// The tournament's name or key.
@@ -455,6 +465,37 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
                 .into_inner();
             print_round(json, recorded.round.as_ref());
         }
+        TournamentAction::AnnulDefault {
+            name,
+            game_id,
+            reason,
+        } => {
+            let annulled = t
+                .annul_default(request(
+                    token,
+                    pb::AnnulDefaultRequest {
+                        tournament: name.clone(),
+                        game_id: game_id.clone(),
+                        reason: reason.clone(),
+                    },
+                ))
+                .await
+                .map_err(st)?
+                .into_inner();
+            if json {
+                let round = annulled.round.as_ref().map(round_json);
+                println!(
+                    "{}",
+                    json!({"replay_game_id": annulled.replay_game_id, "round": round})
+                );
+            } else {
+                println!(
+                    "{game_id}: default annulled; replayed as {} (started)",
+                    annulled.replay_game_id
+                );
+                print_round(false, annulled.round.as_ref());
+            }
+        }
         TournamentAction::Import {
             name,
             round,
@@ -576,13 +617,19 @@ fn print_players(json: bool, players: &[pb::Player]) {
     }
 }
 
-fn result_text(r: &pb::TournamentGameResult) -> &'static str {
-    match pb::GameResult::try_from(r.result) {
+/// `1-0`, `0-1 (default)`, `0-0 (forfeit)`, `*` while none.
+fn result_text(r: &pb::TournamentGameResult) -> String {
+    let score = match pb::GameResult::try_from(r.result) {
         Ok(pb::GameResult::WhiteWins) => "1-0",
         Ok(pb::GameResult::BlackWins) => "0-1",
         Ok(pb::GameResult::Draw) => "½-½",
         Ok(pb::GameResult::BothLose) => "0-0",
-        _ => "*",
+        _ => return "*".to_string(),
+    };
+    match pb::TournamentResultKind::try_from(r.kind) {
+        Ok(pb::TournamentResultKind::Default) => format!("{score} (default)"),
+        Ok(pb::TournamentResultKind::Forfeit) => format!("{score} (forfeit)"),
+        _ => score.to_string(),
     }
 }
 
@@ -682,20 +729,21 @@ fn round_lines(r: &pb::TournamentRound) -> Vec<String> {
     lines
 }
 
+fn round_json(r: &pb::TournamentRound) -> serde_json::Value {
+    json!({
+        "round": r.round,
+        "started": r.started_at.is_some(),
+        "finished": r.finished,
+        "source": r.source,
+        "absent_player_ids": r.absent_player_ids,
+        "pairings": r.pairings.iter().map(pairing_json).collect::<Vec<_>>(),
+    })
+}
+
 fn print_round(json: bool, r: Option<&pb::TournamentRound>) {
     let Some(r) = r else { return };
     if json {
-        println!(
-            "{}",
-            json!({
-                "round": r.round,
-                "started": r.started_at.is_some(),
-                "finished": r.finished,
-                "source": r.source,
-                "absent_player_ids": r.absent_player_ids,
-                "pairings": r.pairings.iter().map(pairing_json).collect::<Vec<_>>(),
-            })
-        );
+        println!("{}", round_json(r));
         return;
     }
     for line in round_lines(r) {
@@ -742,13 +790,22 @@ fn print_tournament(json: bool, t: Option<&pb::Tournament>, whole: bool) {
     } else {
         format!(", {}", t.time_control)
     };
+    // A round-robin's rounds follow from its players: none entered, none to say.
+    let rounds = if t.rounds > 0 {
+        format!(", {} rounds", t.rounds)
+    } else {
+        String::new()
+    };
+    let default_time = if t.default_time_ms > 0 {
+        format!(", default time {} min", t.default_time_ms / 60_000)
+    } else {
+        ", no default time".to_string()
+    };
     println!(
-        "tournament {} ({}): {}, {} rounds{ballot}{games}{tc}, default time {} min{}",
+        "tournament {} ({}): {}{rounds}{ballot}{games}{tc}{default_time}{}",
         t.name,
         t.key,
         system_name(t.system),
-        t.rounds,
-        t.default_time_ms / 60_000,
         if t.finished { ", finished" } else { "" }
     );
     if !t.seed_commitment.is_empty() {

@@ -134,6 +134,7 @@ impl Session {
             EventKind::GameCreated { .. } => return Err(bad("a second GameCreated".into())),
             EventKind::GameStarted => {
                 self.started = true;
+                self.started_ms = Some(now);
                 self.turn_since_ms = now;
                 self.stamps.started = Some(e.at.wall);
                 let turn = self.position().turn();
@@ -499,6 +500,7 @@ impl Session {
                 self.referred.push(e.rule.clone().unwrap_or_default());
             }
             EventKind::FortyMoveCountStarted { side } => self.game.start_forty_move_count(*side),
+            EventKind::MarkedAbsent { side } => self.absent[side.index()] = true,
             EventKind::PositionSet { fen, .. } => {
                 let pos = parse_fen(fen, v).map_err(|e| bad(e.to_string()))?;
                 self.game = Game::new(pos, self.settings.edition);
@@ -559,6 +561,9 @@ impl Session {
         if matches!(e.actor, super::command::Actor::Board(_)) {
             self.tracked = true;
         }
+        if let Some(side) = acting_side(e) {
+            self.acted[side.index()] = true;
+        }
         self.seq = e.seq;
         self.last_ms = now;
         Ok(())
@@ -590,5 +595,21 @@ impl Session {
         self.physical.white &= !sq.bit();
         self.physical.black &= !sq.bit();
         self.physical.kings &= !sq.bit();
+    }
+}
+
+/// The side an event shows at the board (T 5's presence): a move, a press, an offer, an
+/// answer, a claim, or anything its player did through their app.
+fn acting_side(e: &GameEvent) -> Option<Color> {
+    match &e.kind {
+        EventKind::MovePlayed { side, .. }
+        | EventKind::ClockPressed { side, .. }
+        | EventKind::DrawOffered { side, .. }
+        | EventKind::DrawOfferAnswered { side, .. }
+        | EventKind::ClaimMade { side, .. } => Some(*side),
+        _ => match e.actor {
+            super::command::Actor::Player(side) => Some(side),
+            _ => None,
+        },
     }
 }

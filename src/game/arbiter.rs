@@ -112,8 +112,19 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
                     ));
                 }
                 Declared::Penalty => EndReason::Penalty,
+                Declared::Forfeit if matches!(outcome, Outcome::Draw | Outcome::Annulled) => {
+                    return Err(GameError::Invalid(
+                        "result: a forfeit is a win or a loss for both (0-0), not a draw or \
+                         an annulment (T 6)"
+                            .into(),
+                    ));
+                }
+                Declared::Forfeit => EndReason::Forfeit,
             };
-            let default = Some("RU 1.9.1(b)").filter(|_| outcome == Outcome::Draw);
+            let default = match kind {
+                EndReason::Forfeit => Some("T 6"),
+                _ => Some("RU 1.9.1(b)").filter(|_| outcome == Outcome::Draw),
+            };
             tx.end(outcome, kind, cite(default).as_deref(), Some(reason))
         }
         ArbiterAction::RuleOnClaim { upheld, claim_seq } => {
@@ -243,6 +254,25 @@ pub(super) fn arbiter(tx: &mut Tx, action: ArbiterAction, given: Given) -> Resul
             tx.emit(
                 EventKind::FortyMoveCountStarted { side },
                 cite(Some("EN 40-move rule")).as_deref(),
+            )
+        }
+        ArbiterAction::MarkAbsent { side } => {
+            not_over(&tx.s)?;
+            if tx.s.marked_absent(side) {
+                return Err(GameError::not_allowed(
+                    format!("{side} is already marked absent"),
+                    "T 5",
+                ));
+            }
+            if tx.s.has_acted(side) {
+                return Err(GameError::not_allowed(
+                    format!("{side} has acted in this game since its start: not absent"),
+                    "T 5",
+                ));
+            }
+            tx.emit(
+                EventKind::MarkedAbsent { side },
+                cite(Some("T 5")).as_deref(),
             )
         }
     }

@@ -187,6 +187,9 @@ pub enum Declared {
     /// A loss as a penalty for a breach of the rules, the given rule naming it
     /// (recorded as `EndReason::Penalty`).
     Penalty,
+    /// A forfeit: the game is not played (a no-show before the round, a withdrawal;
+    /// recorded as `EndReason::Forfeit`, under T 5 unless a rule is given).
+    Forfeit,
 }
 
 /// An arbiter's action.
@@ -254,6 +257,11 @@ pub enum ArbiterAction {
     /// Start the English 40-move count for a side (EN, on request).
     StartFortyMoveCount {
         /// The side that must show a win.
+        side: Color,
+    },
+    /// Mark a player absent for the default time (T 5).
+    MarkAbsent {
+        /// The side absent.
         side: Color,
     },
 }

@@ -93,7 +93,8 @@ impl Session {
     pub fn tick_due(&self, now: Now) -> bool {
         self.started
             && self.result.is_none()
-            && self.clock.as_ref().is_some_and(|c| c.settles(now.mono_ms))
+            && (self.clock.as_ref().is_some_and(|c| c.settles(now.mono_ms))
+                || self.default_deadline().is_some_and(|d| d <= now.mono_ms))
     }
 
     /// Decides a command at `now`. On success the returned events have been applied; on
@@ -153,6 +154,53 @@ impl Session {
 
 fn tick_inner(tx: &mut Tx) -> Result<(), GameError> {
     if !tx.s.tick_due(tx.now) {
+        return Ok(());
+    }
+    // T 5 before the clock when the default time came first: nothing on the clock was
+    // due at that instant.
+    if let Some(at) = tx.s.default_deadline().filter(|&d| d <= tx.now.mono_ms)
+        && !tx.s.clock.as_ref().is_some_and(|c| c.settles(at))
+    {
+        // Recorded at the instant it passed, as a flag's fall is timed by the clock:
+        // nothing was recorded after it (a command after it waits for this tick).
+        let late = tx.now.mono_ms - at.max(tx.s.last_ms);
+        tx.now = Now {
+            mono_ms: tx.now.mono_ms - late,
+            wall: tx.now.wall
+                - i64::try_from(late)
+                    .ok()
+                    .and_then(chrono::Duration::try_milliseconds)
+                    .unwrap_or_default(),
+        };
+        return default_time(tx);
+    }
+    settle_clock(tx)?;
+    if tx.s.result.is_none() && tx.s.default_deadline().is_some_and(|d| d <= tx.now.mono_ms) {
+        return default_time(tx);
+    }
+    Ok(())
+}
+
+/// T 5: the default time has passed and the side to move has not acted: it loses by
+/// default; both lose when the other side was marked absent (and has not acted either).
+fn default_time(tx: &mut Tx) -> Result<(), GameError> {
+    let side = tx.s.clock_side();
+    let other = !side;
+    let outcome = if tx.s.marked_absent(other) && !tx.s.has_acted(other) {
+        Outcome::DoubleForfeit
+    } else {
+        Outcome::win_for(other)
+    };
+    tx.end(outcome, EndReason::Default, Some("T 5"), None)
+}
+
+fn settle_clock(tx: &mut Tx) -> Result<(), GameError> {
+    if !tx
+        .s
+        .clock
+        .as_ref()
+        .is_some_and(|c| c.settles(tx.now.mono_ms))
+    {
         return Ok(());
     }
     let mut probe = tx.s.clock.clone().ok_or(GameError::NotStarted)?;

@@ -218,6 +218,8 @@ fn end_reason(r: EndReason) -> (&'static str, &'static str) {
         EndReason::Penalty => ("penalty", "penalty for a breach of the rules"),
         EndReason::CornerFilled => ("corner filled", "the opponent's corner filled"),
         EndReason::HomeNotLeft => ("home not left", "a piece left on its own start squares"),
+        EndReason::Default => ("default", "lost by default: not at the board in time"),
+        EndReason::Forfeit => ("forfeit", "forfeit: the game was not played"),
     }
 }
 
@@ -779,6 +781,10 @@ fn registers(e: &GameEvent, seen: Seen<'_>) -> (String, Option<String>) {
                 "40-move count started: {} must show a win",
                 side_name(*side)
             )),
+        ),
+        EventKind::MarkedAbsent { side } => (
+            format!("{} marked absent", side_word(*side)),
+            Some(format!("{} marked absent by the arbiter", side_name(*side))),
         ),
     }
 }

@@ -276,6 +276,12 @@ pub enum EndReason {
     /// Corners anti-stalling: a piece still (or again) on its own start squares after the
     /// allowed number of moves.
     HomeNotLeft,
+    /// Lost by default (T 5): the side to move had not acted when the default time passed
+    /// (both sides, when the other was marked absent).
+    Default,
+    /// A forfeit the arbiter entered: the game was not played (a no-show before the
+    /// round, a withdrawal; T 5, T 6).
+    Forfeit,
 }
 
 /// What measured an outage's length: the best fact a restart or a takeover has. The
@@ -539,6 +545,12 @@ pub enum EventKind {
     /// The English 40-move count started.
     FortyMoveCountStarted {
         /// The side that must show a win.
+        side: Color,
+    },
+    /// The arbiter marked a player absent (T 5): if the side to move has not acted when
+    /// the default time passes either, both lose.
+    MarkedAbsent {
+        /// The side marked.
         side: Color,
     },
     /// The arbiter set up a position; the history starts again from it.

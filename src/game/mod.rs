@@ -39,6 +39,8 @@ pub use session::{
     BoardStatus, BoardView, Claim, GameResult, InHand, MoveRecord, Offer, Outstanding, Session,
     Stamps, WarningRecord,
 };
-pub use settings::{GameSettings, MAX_BROADCAST_DELAY_MS, MoveCountDraws, RepetitionMode};
+pub use settings::{
+    GameSettings, MAX_BROADCAST_DELAY_MS, MAX_DEFAULT_TIME_MS, MoveCountDraws, RepetitionMode,
+};
 pub use tx::Decided;
 pub use view::{GameSummary, GameView};

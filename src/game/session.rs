@@ -244,6 +244,13 @@ pub struct Session {
     /// When the side to move's turn began (monotonic ms): the time spent on an untimed
     /// move is counted from here.
     pub(super) turn_since_ms: u64,
+    /// When the game started (monotonic ms): the default time counts from here (T 5).
+    pub(super) started_ms: Option<u64>,
+    /// Which sides have acted since the start (a move, a press, an offer, an answer, a
+    /// claim, anything through their app), by [`Color::index`]: T 5's presence.
+    pub(super) acted: [bool; 2],
+    /// Which sides the arbiter marked absent (T 5), by [`Color::index`].
+    pub(super) absent: [bool; 2],
     /// FENs already written, each with the position it is of: the start position's, and
     /// the official position's after the last move (from the move's `fen_after`), so a
     /// reply does not write them again.
@@ -355,6 +362,9 @@ impl Session {
                 finished: None,
             },
             turn_since_ms: event.at.mono_ms,
+            started_ms: None,
+            acted: [false; 2],
+            absent: [false; 2],
             fens: FenCache {
                 start: (start, Arc::from(crate::notation::write_fen(&start))),
                 official: None,
@@ -601,12 +611,42 @@ impl Session {
         self.awaiting_press.unwrap_or(self.position().turn())
     }
 
-    /// The instant the server should wake this game up (a "Time!" call, a period, a flag).
+    /// The instant the server should wake this game up (a "Time!" call, a period, a flag,
+    /// the default time, T 5).
     pub fn next_deadline(&self) -> Option<u64> {
         if self.result.is_some() {
             return None;
         }
-        self.clock.as_ref()?.next_deadline(self.last_ms)
+        let clock = self
+            .clock
+            .as_ref()
+            .and_then(|c| c.next_deadline(self.last_ms));
+        match (clock, self.default_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The instant the default time passes (T 5), while it can still decide the game: the
+    /// game started with a default time, has no result, and the side to move has not
+    /// acted (once it has, the default time decides nothing: the side to move at that
+    /// instant is the one that is judged, and a command after it is decided only after
+    /// the default is).
+    pub fn default_deadline(&self) -> Option<u64> {
+        let start = self.started_ms?;
+        let time = self.settings.default_time_ms;
+        (time > 0 && self.result.is_none() && !self.acted[self.clock_side().index()])
+            .then(|| start.saturating_add(time))
+    }
+
+    /// Whether a side has acted since the start (T 5's presence).
+    pub fn has_acted(&self, side: Color) -> bool {
+        self.acted[side.index()]
+    }
+
+    /// Whether the arbiter marked a side absent (T 5).
+    pub fn marked_absent(&self, side: Color) -> bool {
+        self.absent[side.index()]
     }
 
     /// Resolves a written move against the current position's legal moves (generated

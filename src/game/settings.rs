@@ -65,6 +65,11 @@ pub struct GameSettings {
     /// delay); arbiters, the game's board and its players see it live. 0 = live for all.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub broadcast_delay_ms: u64,
+    /// The default time (RULES.md T 5), in milliseconds from the game's start: the side
+    /// to move that has not acted by then loses by default (both sides, when the other
+    /// was marked absent). 0 = none (a game outside a tournament, unless set).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub default_time_ms: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -73,6 +78,9 @@ fn is_zero(n: &u64) -> bool {
 
 /// The longest public delay a game may have: 24 hours.
 pub const MAX_BROADCAST_DELAY_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// The longest default time (T 5) a game may have: 24 hours.
+pub const MAX_DEFAULT_TIME_MS: u64 = 24 * 60 * 60 * 1000;
 
 fn yes() -> bool {
     true
@@ -93,6 +101,7 @@ impl GameSettings {
             touch_immovable_penalty: None,
             charge_outage: false,
             broadcast_delay_ms: 0,
+            default_time_ms: 0,
         }
     }
 

@@ -18,9 +18,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::error::{decode, encode};
-use super::{GameMeta, Hub, HubError, PlayerInfo};
-use crate::game::{Actor, Command as GameCommand, GameError, Outcome as GameOutcome};
-use crate::store::{StoreError, Stream, SummaryUpdate, TournamentRecord};
+use super::{GameHandle, GameMeta, Hub, HubError, Listed, PlayerInfo};
+use crate::game::{
+    Actor, ArbiterAction, Command as GameCommand, Declared, EndReason, GameError, GameResult,
+    Given, Outcome as GameOutcome,
+};
+use crate::rules::Color;
+use crate::store::{GameFilter, StoreError, Stream, SummaryUpdate, TournamentRecord};
 use crate::tournament::{
     Command, Config, GameSlot, Outcome, ResultKind, Score, Seed, Tournament, TournamentError,
     TournamentEvent, ballot, event_key,
@@ -196,11 +200,30 @@ impl Tournaments {
         let settled = self.settle(key, &mut slot).await;
         self.forget_unloaded(key, &slot);
         settled?;
+        // T 5: a player is marked absent in their games first (each game judges its own
+        // default time and may refuse: the player has acted); the tournament decides
+        // first whether it would take the mark, so a refusal anywhere records nothing.
+        if let Command::MarkAbsent { round, player } = command {
+            loaded(&slot)?.state.handle(command, at_ms)?;
+            self.mark_absent(&loaded(&slot)?.state, *round, *player)
+                .await?;
+        }
+        let before = loaded(&slot)?.state.clone();
         let events = self.record(key, &mut slot, command, at_ms).await?;
         let state = loaded(&slot)?.state.clone();
         match command {
             Command::PairRound { .. } => self.open_games(&state).await?,
             Command::StartRound { .. } => self.start_games(&state).await?,
+            Command::RecordForfeit { .. } => {
+                for (game_id, outcome, round) in forfeits_recorded(&before, &state) {
+                    self.forfeit_game(&game_id, outcome, round).await?;
+                }
+            }
+            Command::AnnulDefault { game_id, reason } => {
+                self.annul_replayed(game_id, reason).await?;
+                self.open_games(&state).await?;
+                self.start_replays(&before, &state).await?;
+            }
             _ => {}
         }
         Ok((events, state))
@@ -267,58 +290,77 @@ impl Tournaments {
     }
 
     /// Brings the tournament up to date with its games: loads it if it is not, creates any
-    /// game of a paired round that is missing, and records the results of its finished
-    /// games that its log lacks.
+    /// game of a paired round that is missing, carries out forfeits its log has and its
+    /// games lack, and records every result of its games that its log lacks: a game that
+    /// finished, and an arbiter's later correction of a result.
     async fn settle(&self, key: &str, slot: &mut Option<Loaded>) -> Result<(), TournamentsError> {
         if slot.is_none() {
             *slot = Some(self.load(key).await?);
         }
         let state = loaded(slot)?.state.clone();
+        let Some(config) = state.config() else {
+            return Ok(());
+        };
         self.open_games(&state).await?;
         self.start_games(&state).await?;
-        for round in state.rounds() {
-            for game in round.games().filter(|g| g.played && g.outcome.is_none()) {
-                let Some((outcome, rule)) = self.result_of(&game.game_id).await? else {
-                    continue;
-                };
-                let finished = Command::GameFinished {
-                    game_id: game.game_id.clone(),
-                    outcome,
-                    rule,
-                };
-                let at_ms = round.started_at_ms.unwrap_or_default();
-                self.record(key, slot, &finished, at_ms).await?;
+        // One listing of the event's games: in memory, the live game; otherwise the
+        // stored summary of a finished game (a game is loaded only when the listing
+        // needs it, one finished within its public delay).
+        let filter = GameFilter {
+            event: Some(config.name.clone()),
+            ..GameFilter::default()
+        };
+        for listed in self.hub.listing(&filter).await? {
+            let (game_id, result, finished) = match listed {
+                Listed::Live(game) => {
+                    let id = game.meta().id.clone();
+                    let (result, finished) = game
+                        .read(|s, _| (s.result().cloned(), s.stamps().finished))
+                        .await?;
+                    (id, result, finished)
+                }
+                Listed::Stored(meta, summary) | Listed::Quarantined(meta, _, Some(summary)) => (
+                    meta.id.clone(),
+                    summary.view.result,
+                    summary.stamps.finished,
+                ),
+                Listed::Quarantined(..) => continue,
+            };
+            let Some((round, game)) = state.game(&game_id) else {
+                continue;
+            };
+            let counted = result.as_ref().and_then(counted);
+            let decided_at_ms = finished.map(|t| t.timestamp_millis());
+            // A forfeit the tournament recorded after the game's last result (or on a
+            // game without one): carried out on the game (a crash came in between).
+            if let Some(
+                forfeit @ Outcome {
+                    kind: ResultKind::Forfeit,
+                    ..
+                },
+            ) = game.outcome
+                && counted != Some(forfeit)
+                && (result.is_none() || decided_at_ms < game.results.last().map(|d| d.at_ms))
+            {
+                self.forfeit_game(&game_id, forfeit, round).await?;
+                continue;
             }
+            let (Some(result), Some(outcome)) = (result, counted) else {
+                continue;
+            };
+            if game.outcome == Some(outcome) {
+                continue;
+            }
+            let finished = Command::GameFinished {
+                game_id,
+                outcome,
+                rule: result.rule,
+                decided_at_ms,
+            };
+            let at_ms = self.hub.now().wall.timestamp_millis();
+            self.record(key, slot, &finished, at_ms).await?;
         }
         Ok(())
-    }
-
-    /// A game's result as the tournament counts it, if the game has one. An annulled game
-    /// has none: it is to be played again.
-    async fn result_of(
-        &self,
-        game_id: &str,
-    ) -> Result<Option<(Outcome, Option<String>)>, TournamentsError> {
-        let game = match self.hub.game(game_id).await {
-            Ok(game) => game,
-            Err(HubError::NotFound(_)) => return Ok(None),
-            Err(e) => return Err(e.into()),
-        };
-        let result = game.read(|s, _| s.result().cloned()).await?;
-        Ok(result.and_then(|r| {
-            let score = match r.outcome {
-                GameOutcome::WhiteWins => Score::WhiteWins,
-                GameOutcome::BlackWins => Score::BlackWins,
-                GameOutcome::Draw => Score::Draw,
-                GameOutcome::DoubleForfeit => Score::BothLose,
-                GameOutcome::Annulled => return None,
-            };
-            let outcome = Outcome {
-                score,
-                kind: ResultKind::Played,
-            };
-            Some((outcome, r.rule))
-        }))
     }
 
     /// Creates the games of every paired round that the hub does not have yet.
@@ -349,9 +391,12 @@ impl Tournaments {
                         black: player_info(state, game.black),
                     };
                     let fen = start_position(game)?;
+                    // Every game of the event runs the event's default time (T 5).
+                    let mut settings = config.settings.clone();
+                    settings.default_time_ms = config.default_time_ms;
                     let created = self
                         .hub
-                        .create(meta, config.settings.clone(), fen.as_deref(), Actor::System)
+                        .create(meta, settings, fen.as_deref(), Actor::System)
                         .await;
                     match created {
                         // Created meanwhile by another command or node: the same game.
@@ -402,6 +447,173 @@ impl Tournaments {
         }
         Ok(())
     }
+}
+
+impl Tournaments {
+    /// T 5: marks `player` absent in each of their games of `round` without a result. A
+    /// game that refuses (the player has acted in it) refuses the command.
+    async fn mark_absent(
+        &self,
+        state: &Tournament,
+        round: u32,
+        player: u32,
+    ) -> Result<(), TournamentsError> {
+        let Some(r) = state.round(round) else {
+            return Ok(());
+        };
+        for g in r.games().filter(|g| g.played && g.outcome.is_none()) {
+            let side = if g.white == player {
+                Color::White
+            } else if g.black == player {
+                Color::Black
+            } else {
+                continue;
+            };
+            let Some(game) = self.existing(&g.game_id).await? else {
+                continue;
+            };
+            let already = game.read(move |s, _| s.marked_absent(side)).await?;
+            if already {
+                continue;
+            }
+            let action = ArbiterAction::MarkAbsent { side };
+            let given = Given::reason(format!("marked absent in round {round}"));
+            game.command(
+                Actor::System,
+                GameCommand::Arbiter(action, given),
+                None,
+                |_, _| (),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Ends game `game_id` of round `round` as the forfeit `outcome` the tournament
+    /// recorded (T 5, T 6).
+    async fn forfeit_game(
+        &self,
+        game_id: &str,
+        outcome: Outcome,
+        round: u32,
+    ) -> Result<(), TournamentsError> {
+        let Some(game) = self.existing(game_id).await? else {
+            return Ok(());
+        };
+        let declared = match outcome.score {
+            Score::WhiteWins => GameOutcome::WhiteWins,
+            Score::BlackWins => GameOutcome::BlackWins,
+            Score::BothLose | Score::Draw => GameOutcome::DoubleForfeit,
+        };
+        let action = ArbiterAction::DeclareResult {
+            outcome: declared,
+            kind: Declared::Forfeit,
+        };
+        let given = Given {
+            reason: Some(format!("forfeit recorded in round {round}")),
+            rule: Some("T 5".into()),
+        };
+        game.command(
+            Actor::System,
+            GameCommand::Arbiter(action, given),
+            None,
+            |_, _| (),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// T 5: the default of `game_id` annulled: the game itself is annulled (its record
+    /// says why), its replay takes its place.
+    async fn annul_replayed(&self, game_id: &str, reason: &str) -> Result<(), TournamentsError> {
+        let Some(game) = self.existing(game_id).await? else {
+            return Ok(());
+        };
+        let action = ArbiterAction::DeclareResult {
+            outcome: GameOutcome::Annulled,
+            kind: Declared::Decision,
+        };
+        let given = Given {
+            reason: Some(format!("default annulled, the game is replayed: {reason}")),
+            rule: Some("T 5".into()),
+        };
+        game.command(
+            Actor::System,
+            GameCommand::Arbiter(action, given),
+            None,
+            |_, _| (),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Starts the games that replaced others between `before` and `after` (the players
+    /// are at the board: the arbiter has just ruled).
+    async fn start_replays(
+        &self,
+        before: &Tournament,
+        after: &Tournament,
+    ) -> Result<(), TournamentsError> {
+        for round in after.rounds() {
+            for g in round.games() {
+                if g.replaced.is_empty() || before.game(&g.game_id).is_some() {
+                    continue;
+                }
+                if let Some(game) = self.existing(&g.game_id).await? {
+                    match game
+                        .command(Actor::System, GameCommand::Start, None, |_, _| ())
+                        .await
+                    {
+                        Ok(_) | Err(HubError::Game(GameError::AlreadyStarted)) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The game `id` if the hub has it.
+    async fn existing(&self, id: &str) -> Result<Option<GameHandle>, TournamentsError> {
+        match self.hub.game(id).await {
+            Ok(game) => Ok(Some(game)),
+            Err(HubError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// The forfeits `after` records that `before` did not: (game, outcome, round), for games
+/// played on a board.
+fn forfeits_recorded(before: &Tournament, after: &Tournament) -> Vec<(String, Outcome, u32)> {
+    after
+        .rounds()
+        .iter()
+        .flat_map(|r| r.games().map(move |g| (r.number, g)))
+        .filter_map(|(round, g)| {
+            let outcome = g.outcome.filter(|o| o.kind == ResultKind::Forfeit)?;
+            let was = before.game(&g.game_id).and_then(|(_, b)| b.outcome);
+            (g.played && was != Some(outcome)).then(|| (g.game_id.clone(), outcome, round))
+        })
+        .collect()
+}
+
+/// A game's result as the tournament counts it: played, by default (T 5) or a forfeit.
+/// An annulled game counts nothing (it is to be played again).
+fn counted(r: &GameResult) -> Option<Outcome> {
+    let score = match r.outcome {
+        GameOutcome::WhiteWins => Score::WhiteWins,
+        GameOutcome::BlackWins => Score::BlackWins,
+        GameOutcome::Draw => Score::Draw,
+        GameOutcome::DoubleForfeit => Score::BothLose,
+        GameOutcome::Annulled => return None,
+    };
+    let kind = match r.reason {
+        EndReason::Default => ResultKind::Default,
+        EndReason::Forfeit => ResultKind::Forfeit,
+        _ => ResultKind::Played,
+    };
+    Some(Outcome { score, kind })
 }
 
 /// The position a game starts from: its ballot opening's (T 3), or the variant's.

@@ -85,5 +85,15 @@ pub enum Command {
         outcome: Outcome,
         /// The rule, when the tournament's own rules decided it (`T 5`).
         rule: Option<String>,
+        /// When the game's result was decided (wall ms), if not at the command's time.
+        decided_at_ms: Option<i64>,
+    },
+    /// The arbiter annuls a game's default (T 5: a documented delay) and has the board
+    /// play it again.
+    AnnulDefault {
+        /// The game lost by default.
+        game_id: String,
+        /// The arbiter's reason.
+        reason: String,
     },
 }

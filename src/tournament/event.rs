@@ -276,6 +276,43 @@ pub struct GameSlot {
     /// Whether the game is played on a board (false: decided without play, a forfeit
     /// of a withdrawn player).
     pub played: bool,
+    /// Every result it was given, the last one `outcome`, each with the instant it was
+    /// decided (a correction is a later one): what a viewer behind the games' public
+    /// delay sees is the last one decided long enough ago.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<Decision>,
+    /// The games this board played before, replaced by `game_id` when the arbiter
+    /// annulled a default (T 5), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaced: Vec<String>,
+}
+
+/// A result given to a game and when it was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// When it was decided (wall ms since the epoch): the game's end, or the entry of a
+    /// forfeit.
+    pub at_ms: i64,
+}
+
+impl GameSlot {
+    /// The result a viewer sees at `now_ms` when results are public `delay_ms` after they
+    /// were decided (the games' broadcast delay): the last one decided by `now_ms -
+    /// delay_ms`. A result recorded without a time (a withdrawn player's forfeit, given
+    /// at pairing) is public at once.
+    pub fn public_outcome(&self, now_ms: i64, delay_ms: u64) -> Option<Outcome> {
+        if self.results.is_empty() {
+            return self.outcome;
+        }
+        let delay = i64::try_from(delay_ms).unwrap_or(i64::MAX);
+        self.results
+            .iter()
+            .rev()
+            .find(|d| d.at_ms.saturating_add(delay) <= now_ms)
+            .map(|d| d.outcome)
+    }
 }
 
 /// One board of a round: a pairing and its game(s).
@@ -404,5 +441,19 @@ pub enum EventKind {
         outcome: Outcome,
         /// The rule, if the result is one the tournament decided (`T 5`, `T 6`).
         rule: Option<String>,
+        /// When the game's result was decided (its end, wall ms), when it is not the
+        /// event's own time (a result taken from a game after it ended).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decided_at_ms: Option<i64>,
+    },
+    /// The arbiter annulled a default (T 5): the board's game is played again as a new
+    /// game, `replay_id`, which replaces `game_id` in the pairing.
+    GameReplayed {
+        /// The game whose default is annulled.
+        game_id: String,
+        /// The game that replaces it.
+        replay_id: String,
+        /// The arbiter's reason (the documented delay).
+        reason: String,
     },
 }

@@ -23,9 +23,9 @@ pub mod trf;
 pub use command::{Command, GivenPairings};
 pub use error::{Class, TournamentError};
 pub use event::{
-    Ballot, BallotPer, Bye, ByeKind, ByeScore, Config, DEFAULT_TIME_MS, DrawnOpening, Entrant,
-    EventKind, GameSlot, NumbersSource, Outcome, Pairing, PairingSource, Player, ResultKind, Score,
-    Scoring, System, Tiebreak, TournamentEvent,
+    Ballot, BallotPer, Bye, ByeKind, ByeScore, Config, DEFAULT_TIME_MS, Decision, DrawnOpening,
+    Entrant, EventKind, GameSlot, NumbersSource, Outcome, Pairing, PairingSource, Player,
+    ResultKind, Score, Scoring, System, Tiebreak, TournamentEvent,
 };
 pub use lot::Seed;
 pub use state::{RoundState, Tournament};

@@ -7,8 +7,8 @@ use super::berger;
 use super::command::{Command, GivenPairings};
 use super::error::TournamentError;
 use super::event::{
-    Bye, ByeKind, Config, DrawnOpening, Entrant, EventKind, GameSlot, NumbersSource, Outcome,
-    Pairing, PairingSource, Player, ResultKind, Score, System, TournamentEvent,
+    Bye, ByeKind, Config, Decision, DrawnOpening, Entrant, EventKind, GameSlot, NumbersSource,
+    Outcome, Pairing, PairingSource, Player, ResultKind, Score, System, TournamentEvent,
 };
 use super::lot::Seed;
 use super::{event_key, game_id};
@@ -177,6 +177,38 @@ impl Tournament {
             .is_some_and(|p| p.withdrawn_from.is_none_or(|w| round < w))
     }
 
+    /// The tournament as a viewer behind the games' public delay sees it at `now_ms`: each
+    /// game's result the last one decided `delay_ms` before (none while the first is not
+    /// yet public), and what follows from them (finished rounds, the event finished).
+    #[must_use]
+    pub fn as_seen(&self, now_ms: i64, delay_ms: u64) -> Tournament {
+        let mut seen = self.clone();
+        if delay_ms == 0 {
+            return seen;
+        }
+        let delay = i64::try_from(delay_ms).unwrap_or(i64::MAX);
+        for slot in seen
+            .rounds
+            .iter_mut()
+            .flat_map(|r| r.pairings.iter_mut())
+            .flat_map(|p| p.games.iter_mut())
+        {
+            slot.outcome = slot.public_outcome(now_ms, delay_ms);
+            slot.results
+                .retain(|d| d.at_ms.saturating_add(delay) <= now_ms);
+        }
+        seen
+    }
+
+    /// The round and the game slot that replaced `game_id` (T 5: a default annulled).
+    pub fn replacing(&self, game_id: &str) -> Option<(u32, &GameSlot)> {
+        self.rounds.iter().find_map(|r| {
+            r.games()
+                .find(|g| g.replaced.iter().any(|old| old == game_id))
+                .map(|g| (r.number, g))
+        })
+    }
+
     /// Decides `command` at `at_ms` (wall time, ms since the epoch): the events to
     /// record, in order. The state is not changed: apply the events (or replay).
     ///
@@ -209,7 +241,9 @@ impl Tournament {
                 game_id,
                 outcome,
                 rule,
-            } => self.game_finished(game_id, *outcome, rule.clone())?,
+                decided_at_ms,
+            } => self.game_finished(game_id, *outcome, rule.clone(), *decided_at_ms)?,
+            Command::AnnulDefault { game_id, reason } => self.replay_game(game_id, reason)?,
         };
         Ok(kinds
             .into_iter()
@@ -310,20 +344,39 @@ impl Tournament {
                 r.absent.push(*player);
             }
             EventKind::GameResult {
-                game_id, outcome, ..
+                game_id,
+                outcome,
+                decided_at_ms,
+                ..
             } => {
-                let slot = self
-                    .rounds
-                    .iter_mut()
-                    .flat_map(|r| r.pairings.iter_mut())
-                    .flat_map(|p| p.games.iter_mut())
-                    .find(|g| &g.game_id == game_id)
-                    .ok_or_else(|| format!("no game {game_id}"))?;
+                let slot = self.slot_mut(game_id)?;
                 slot.outcome = Some(*outcome);
+                slot.results.push(Decision {
+                    outcome: *outcome,
+                    at_ms: decided_at_ms.unwrap_or(e.at_ms),
+                });
+            }
+            EventKind::GameReplayed {
+                game_id, replay_id, ..
+            } => {
+                let slot = self.slot_mut(game_id)?;
+                slot.replaced
+                    .push(std::mem::replace(&mut slot.game_id, replay_id.clone()));
+                slot.outcome = None;
+                slot.results.clear();
             }
         }
         self.events += 1;
         Ok(())
+    }
+
+    fn slot_mut(&mut self, game_id: &str) -> Result<&mut GameSlot, String> {
+        self.rounds
+            .iter_mut()
+            .flat_map(|r| r.pairings.iter_mut())
+            .flat_map(|p| p.games.iter_mut())
+            .find(|g| g.game_id == game_id)
+            .ok_or_else(|| format!("no game {game_id}"))
     }
 
     fn config_ref(&self) -> &Config {
@@ -714,6 +767,8 @@ impl Tournament {
                     opening,
                     outcome,
                     played: outcome.is_none(),
+                    results: Vec::new(),
+                    replaced: Vec::new(),
                 });
             }
             pairings.push(Pairing {
@@ -990,6 +1045,7 @@ impl Tournament {
                     kind: ResultKind::Forfeit,
                 },
                 rule: Some("T 5".into()),
+                decided_at_ms: None,
             });
         }
         Ok(events)
@@ -1000,6 +1056,7 @@ impl Tournament {
         game_id: &str,
         outcome: Outcome,
         rule: Option<String>,
+        decided_at_ms: Option<i64>,
     ) -> Result<Vec<EventKind>, TournamentError> {
         let (_, slot) = self
             .game(game_id)
@@ -1012,6 +1069,42 @@ impl Tournament {
             game_id: game_id.to_string(),
             outcome,
             rule,
+            decided_at_ms,
+        }])
+    }
+
+    /// T 5: the arbiter annuls a default; the board plays the game again under a new id
+    /// (`ID-replayN`), which takes the game's place in the pairing.
+    fn replay_game(&self, game_id: &str, reason: &str) -> Result<Vec<EventKind>, TournamentError> {
+        let (_, slot) = self
+            .game(game_id)
+            .ok_or_else(|| TournamentError::not_found(format!("no game {game_id} in the event")))?;
+        if reason.trim().is_empty() {
+            return Err(TournamentError::invalid(
+                "reason: required: why the default is annulled (T 5: a documented delay)",
+            ));
+        }
+        match slot.outcome {
+            Some(Outcome {
+                kind: ResultKind::Default,
+                ..
+            }) => {}
+            _ => {
+                return Err(TournamentError::precondition(
+                    format!(
+                        "{game_id} was not lost by default: only a default is annulled and \
+                         replayed; correct any other result on the game"
+                    ),
+                    Some("T 5"),
+                ));
+            }
+        }
+        let first = slot.replaced.first().map_or(game_id, String::as_str);
+        let replay_id = format!("{first}-replay{}", slot.replaced.len() + 1);
+        Ok(vec![EventKind::GameReplayed {
+            game_id: game_id.to_string(),
+            replay_id,
+            reason: reason.trim().to_string(),
         }])
     }
 }

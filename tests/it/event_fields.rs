@@ -22,7 +22,7 @@ use draughts_arbiter::api::frame::BroadcastService;
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::arbiter_service_server::ArbiterService;
 use draughts_arbiter::api::pb::game_service_server::GameService;
-use draughts_arbiter::game::{Actor, BoardInput, Command, Occupancy};
+use draughts_arbiter::game::{Actor, ArbiterAction, BoardInput, Command, Given, Occupancy};
 use draughts_arbiter::hub::Hub;
 use draughts_arbiter::rules::Variant;
 use draughts_arbiter::store::{EventStore, MemoryStore};
@@ -640,6 +640,32 @@ async fn every_field_of_every_event_is_filled_somewhere() {
         advance(Duration::from_millis(100)).await;
         tokio::task::yield_now().await;
     }
+    // 2c'. T 5: a game with a default time of 1 s; Black is marked absent (through the
+    //      tournament's MarkAbsent in an event; here on the game), nobody acts: both
+    //      lose by default when it passes.
+    t.create("default", "", "10m", |s| s.default_time_ms = 1_000)
+        .await;
+    t.hub
+        .game("default")
+        .await
+        .expect("game")
+        .command(
+            Actor::Arbiter("arbiter".into()),
+            Command::Arbiter(
+                ArbiterAction::MarkAbsent {
+                    side: draughts_arbiter::rules::Color::Black,
+                },
+                Given::reason("not in the hall"),
+            ),
+            None,
+            |_, _| (),
+        )
+        .await
+        .expect("mark absent");
+    for _ in 0..12 {
+        advance(Duration::from_millis(100)).await;
+        tokio::task::yield_now().await;
+    }
     // 2d. DGT mode: the first period ends on the flag and the next one begins.
     t.create("dgt", "", "2s/40 then 10m; dgt", |_| {}).await;
     for _ in 0..40 {
@@ -698,7 +724,7 @@ async fn every_field_of_every_event_is_filled_somewhere() {
     }
     let mut count = 0;
     for id in [
-        "apps", "board", "capture", "boardend", "english", "dgt", "flag", "outage",
+        "apps", "board", "capture", "boardend", "english", "default", "dgt", "flag", "outage",
     ] {
         let events = t2.events(id).await;
         let got = t2

@@ -360,7 +360,7 @@ async fn arbiter_inputs_are_recorded_as_given_over_the_network() {
     assert_eq!(refused.code(), Code::InvalidArgument);
     assert_eq!(
         refused.message(),
-        "reason: RESULT_REASON_ARBITER_DECISION or RESULT_REASON_PENALTY, got RESULT_REASON_REPETITION"
+        "reason: RESULT_REASON_ARBITER_DECISION, RESULT_REASON_PENALTY or RESULT_REASON_FORFEIT, got RESULT_REASON_REPETITION"
     );
 
     // A claim waiting for the arbiter: the wrong seq is refused, the right one rules.

@@ -2315,3 +2315,211 @@ fn ru_1_4_9_an_adjustment_ends_at_the_release_and_touches_bind_again() {
     let ev = t.board(BoardInput::Release(18));
     assert!(matches!(&ev[0].kind, EventKind::MovePlayed { notation, .. } if notation == "c3-d4"));
 }
+
+// ---------------------------------------------------------------------------------------
+// T 5: the default time. The game starts at 0 (Table::new) with a default time of 30 min.
+
+const DEFAULT_MS: u64 = 30 * 60 * 1000;
+
+fn with_default() -> Table {
+    Table::new(Variant::Russian, Some("90m"), None, |s| {
+        s.default_time_ms = DEFAULT_MS;
+    })
+}
+
+fn ended(ev: &[GameEvent]) -> Option<(Outcome, EndReason, Option<&str>, u64)> {
+    ev.iter().find_map(|e| match e.kind {
+        EventKind::GameEnded {
+            outcome, reason, ..
+        } => Some((outcome, reason, e.rule.as_deref(), e.at.mono_ms)),
+        _ => None,
+    })
+}
+
+#[test]
+fn t5_the_side_to_move_that_never_acted_loses_at_exactly_the_default_time() {
+    let mut t = with_default();
+    assert_eq!(
+        t.s.next_deadline(),
+        Some(DEFAULT_MS),
+        "the timer is armed for it"
+    );
+    assert!(
+        t.at(DEFAULT_MS - 1).log.len() == 2,
+        "nothing before the default time"
+    );
+    // The service wakes late (a busy host): the default is recorded at the instant it
+    // passed, not when it was noticed.
+    t.at(DEFAULT_MS + 750);
+    let end = ended(&t.log).expect("a default");
+    assert_eq!(
+        end,
+        (
+            Outcome::BlackWins,
+            EndReason::Default,
+            Some("T 5"),
+            DEFAULT_MS
+        )
+    );
+    assert_eq!(t.s.next_deadline(), None);
+}
+
+#[test]
+fn t5_a_command_after_the_default_time_finds_the_game_lost_by_default() {
+    let mut t = with_default();
+    t.t = DEFAULT_MS + 10;
+    let e = t.err(
+        Actor::Player(White),
+        Command::SubmitMove {
+            side: White,
+            notation: "c3-d4".into(),
+            offer_draw: false,
+        },
+    );
+    assert_eq!(e, GameError::TickFirst, "time's verdict first");
+    t.at(DEFAULT_MS + 10);
+    assert_eq!(
+        ended(&t.log).map(|e| (e.0, e.1, e.3)),
+        Some((Outcome::BlackWins, EndReason::Default, DEFAULT_MS))
+    );
+    let late = t.err(
+        Actor::Player(White),
+        Command::SubmitMove {
+            side: White,
+            notation: "c3-d4".into(),
+            offer_draw: false,
+        },
+    );
+    assert!(matches!(late, GameError::GameOver { .. }), "{late:?}");
+}
+
+#[test]
+fn t5_the_side_to_move_is_judged_white_moved_black_did_not() {
+    let mut t = with_default();
+    t.t = 60_000;
+    t.mv(White, "c3-d4");
+    t.at(DEFAULT_MS);
+    assert_eq!(
+        ended(&t.log).map(|e| (e.0, e.1)),
+        Some((Outcome::WhiteWins, EndReason::Default)),
+        "Black, to move, never acted"
+    );
+}
+
+#[test]
+fn t5_a_side_that_acted_is_present_and_no_default_follows() {
+    let mut t = with_default();
+    t.t = 1_000;
+    t.mv(White, "c3-d4");
+    t.t = 2_000;
+    // An offer is acting too (RULES.md T 5's list): Black is at the board.
+    t.ok(Actor::Player(Black), Command::OfferDraw { side: Black });
+    assert!(t.s.default_deadline().is_none());
+    t.at(DEFAULT_MS + 1);
+    assert_eq!(
+        ended(&t.log),
+        None,
+        "both present: time alone decides nothing"
+    );
+    assert!(!t.s.tick_due(Now::from_mono(DEFAULT_MS * 2)));
+}
+
+#[test]
+fn t5_both_lose_when_the_other_side_was_marked_absent() {
+    let mut t = with_default();
+    t.t = 5_000;
+    let marked = t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::MarkAbsent { side: Black }, Given::default()),
+    );
+    assert_eq!(
+        kinds(&marked),
+        vec![&EventKind::MarkedAbsent { side: Black }]
+    );
+    assert_eq!(rules(&marked), vec!["T 5".to_string()]);
+    let twice = t.err(
+        arb(),
+        Command::Arbiter(ArbiterAction::MarkAbsent { side: Black }, Given::default()),
+    );
+    assert!(twice.to_string().contains("already"), "{twice}");
+    t.at(DEFAULT_MS);
+    assert_eq!(
+        ended(&t.log).map(|e| (e.0, e.1, e.2)),
+        Some((Outcome::DoubleForfeit, EndReason::Default, Some("T 5")))
+    );
+}
+
+#[test]
+fn t5_a_player_who_acted_cannot_be_marked_absent_and_the_mover_still_loses() {
+    let mut t = with_default();
+    t.t = 1_000;
+    t.mv(White, "c3-d4");
+    let e = t.err(
+        arb(),
+        Command::Arbiter(ArbiterAction::MarkAbsent { side: White }, Given::default()),
+    );
+    assert!(e.to_string().contains("has acted"), "{e}");
+    // White absent would not matter anyway: Black is to move; White present (it moved).
+    t.ok(
+        arb(),
+        Command::Arbiter(ArbiterAction::MarkAbsent { side: Black }, Given::default()),
+    );
+    t.at(DEFAULT_MS);
+    assert_eq!(
+        ended(&t.log).map(|e| e.0),
+        Some(Outcome::WhiteWins),
+        "one absent side to move loses alone"
+    );
+}
+
+#[test]
+fn t5_a_flag_that_falls_first_decides_before_the_default_time() {
+    let mut t = Table::new(Variant::Russian, Some("1m"), None, |s| {
+        s.default_time_ms = DEFAULT_MS;
+    });
+    assert_eq!(t.s.next_deadline(), Some(60_000), "the flag comes first");
+    t.at(DEFAULT_MS + 5);
+    assert_eq!(
+        ended(&t.log).map(|e| e.1),
+        Some(EndReason::FlagFall),
+        "the flag fell at one minute"
+    );
+}
+
+#[test]
+fn t5_no_default_time_none_armed() {
+    let mut t = Table::russian();
+    assert_eq!(t.s.default_deadline(), None);
+    t.at(DEFAULT_MS * 2 / 10);
+    assert_eq!(ended(&t.log), None);
+}
+
+#[test]
+fn t6_a_forfeit_is_recorded_as_one_and_is_never_a_draw() {
+    let mut t = Table::russian();
+    let draw = t.err(
+        arb(),
+        Command::Arbiter(
+            ArbiterAction::DeclareResult {
+                outcome: Outcome::Draw,
+                kind: Declared::Forfeit,
+            },
+            Given::reason("no-show"),
+        ),
+    );
+    assert!(draw.to_string().contains("forfeit"), "{draw}");
+    let ev = t.ok(
+        arb(),
+        Command::Arbiter(
+            ArbiterAction::DeclareResult {
+                outcome: Outcome::WhiteWins,
+                kind: Declared::Forfeit,
+            },
+            Given::reason("Black did not come"),
+        ),
+    );
+    assert_eq!(
+        ended(&ev).map(|e| (e.0, e.1, e.2)),
+        Some((Outcome::WhiteWins, EndReason::Forfeit, Some("T 6")))
+    );
+}

@@ -178,6 +178,7 @@ fn swiss(players: u32, rounds: u32, results_seed: u64) {
                     game_id: g.game_id.clone(),
                     outcome,
                     rule: None,
+                    decided_at_ms: None,
                 },
                 at,
             )

@@ -203,6 +203,7 @@ impl Run {
                     kind: ResultKind::Played,
                 },
                 rule: None,
+                decided_at_ms: None,
             });
         }
     }
@@ -576,12 +577,24 @@ fn t_3_t_4_bad_settings_are_refused_with_the_field() {
                 System::RoundRobin,
                 0,
                 Some(Ballot {
+                    table: "fmjd-100".into(),
+                    per: BallotPer::Pairing,
+                }),
+                1,
+            ),
+            "ballot_table: unknown ballot table \"fmjd-100\"; known: fmjd-64",
+        ),
+        (
+            config(
+                System::RoundRobin,
+                0,
+                Some(Ballot {
                     table: "acf-3move".into(),
                     per: BallotPer::Pairing,
                 }),
                 1,
             ),
-            "ballot_table: unknown ballot table \"acf-3move\"; known: fmjd-64",
+            "acf-3move opens english games, the event plays russian",
         ),
         (
             config(
@@ -615,7 +628,7 @@ fn t_3_t_4_bad_settings_are_refused_with_the_field() {
 
 /// A command the fold can be given, chosen by the property test.
 fn command_strategy() -> impl Strategy<Value = (u8, u32, u32, u8)> {
-    (0u8..8, 0u32..8, 0u32..10, 0u8..4)
+    (0u8..10, 0u32..8, 0u32..10, 0u8..4)
 }
 
 proptest! {
@@ -657,7 +670,18 @@ proptest! {
                 6 => {
                     let ids: Vec<String> = r.t.rounds().iter().flat_map(|r| r.games()).map(|g| g.game_id.clone()).collect();
                     let game_id = ids.get(b as usize).cloned().unwrap_or_else(|| "nope".into());
-                    Command::GameFinished { game_id, outcome: Outcome { score, kind: ResultKind::Played }, rule: None }
+                    Command::GameFinished { game_id, outcome: Outcome { score, kind: ResultKind::Played }, rule: None, decided_at_ms: None }
+                }
+                // A default (T 5) taken from a game, then maybe annulled and replayed.
+                7 => {
+                    let ids: Vec<String> = r.t.rounds().iter().flat_map(|r| r.games()).map(|g| g.game_id.clone()).collect();
+                    let game_id = ids.get(b as usize).cloned().unwrap_or_else(|| "nope".into());
+                    Command::GameFinished { game_id, outcome: Outcome { score, kind: ResultKind::Default }, rule: Some("T 5".into()), decided_at_ms: Some(i64::from(a)) }
+                }
+                8 => {
+                    let ids: Vec<String> = r.t.rounds().iter().flat_map(|r| r.games()).map(|g| g.game_id.clone()).collect();
+                    let game_id = ids.get(b as usize).cloned().unwrap_or_else(|| "nope".into());
+                    Command::AnnulDefault { game_id, reason: if a == 0 { String::new() } else { "late bus".into() } }
                 }
                 _ => Command::NumberPlayers { hall: None, next_seed },
             };
@@ -668,4 +692,101 @@ proptest! {
         }
         prop_assert_eq!(r.replayed(), r.t.clone());
     }
+}
+
+/// T 5: a default taken from its game is annulled by the arbiter and the board plays
+/// again under `ID-replay1` (then `-replay2`); only a default is annulled so, with a
+/// reason. Viewers behind the games' delay see each result once it is public, a
+/// correction included (the earlier result until then).
+#[test]
+fn t_5_a_default_is_annulled_and_replayed_and_results_show_behind_the_delay() {
+    let mut r = Run::new(config(System::RoundRobin, 0, None, 1), 4);
+    r.pair(1);
+    r.ok(Command::StartRound { round: 1 });
+    let ids: Vec<String> =
+        r.t.round(1)
+            .expect("r1")
+            .games()
+            .map(|g| g.game_id.clone())
+            .collect();
+    let default = |game_id: &str, at: i64| Command::GameFinished {
+        game_id: game_id.into(),
+        outcome: Outcome {
+            score: Score::BlackWins,
+            kind: ResultKind::Default,
+        },
+        rule: Some("T 5".into()),
+        decided_at_ms: Some(at),
+    };
+    r.ok(default(&ids[0], 10_000));
+    let e = r
+        .run(Command::AnnulDefault {
+            game_id: ids[0].clone(),
+            reason: " ".into(),
+        })
+        .expect_err("no reason");
+    assert_eq!(e.class, Class::InvalidArgument);
+    r.ok(Command::GameFinished {
+        game_id: ids[1].clone(),
+        outcome: Outcome {
+            score: Score::Draw,
+            kind: ResultKind::Played,
+        },
+        rule: None,
+        decided_at_ms: Some(20_000),
+    });
+    let e = r
+        .run(Command::AnnulDefault {
+            game_id: ids[1].clone(),
+            reason: "late".into(),
+        })
+        .expect_err("a played game");
+    assert_eq!(e.class, Class::FailedPrecondition);
+    assert!(e.to_string().contains("T 5"), "{e}");
+    r.ok(Command::AnnulDefault {
+        game_id: ids[0].clone(),
+        reason: "the bus was late".into(),
+    });
+    let replay = format!("{}-replay1", ids[0]);
+    let (_, slot) = r.t.game(&replay).expect("the replay takes its place");
+    assert_eq!(slot.outcome, None);
+    assert_eq!(slot.replaced, vec![ids[0].clone()]);
+    assert!(r.t.game(&ids[0]).is_none());
+    assert_eq!(
+        r.t.replacing(&ids[0]).map(|(n, g)| (n, g.game_id.clone())),
+        Some((1, replay.clone()))
+    );
+    assert!(!r.t.round(1).expect("r1").finished(), "board 1 plays again");
+    // Lost by default again, annulled again: numbered from the first game.
+    r.ok(default(&replay, 30_000));
+    r.ok(Command::AnnulDefault {
+        game_id: replay.clone(),
+        reason: "the hall's clock was wrong".into(),
+    });
+    assert!(r.t.game(&format!("{}-replay2", ids[0])).is_some());
+
+    // Behind a 60 s delay: board 2's draw (decided at 20 s) is public from 80 s; an
+    // arbiter's correction at 90 s shows from 150 s, the draw until then.
+    let delay = 60_000;
+    let seen = |t: &Tournament, now: i64| {
+        t.as_seen(now, delay)
+            .game(&ids[1])
+            .and_then(|(_, g)| g.outcome.map(|o| o.score))
+    };
+    assert_eq!(seen(&r.t, 79_999), None);
+    assert!(!r.t.as_seen(79_999, delay).round(1).expect("r1").finished());
+    assert_eq!(seen(&r.t, 80_000), Some(Score::Draw));
+    r.ok(Command::GameFinished {
+        game_id: ids[1].clone(),
+        outcome: Outcome {
+            score: Score::WhiteWins,
+            kind: ResultKind::Played,
+        },
+        rule: None,
+        decided_at_ms: Some(90_000),
+    });
+    assert_eq!(seen(&r.t, 149_999), Some(Score::Draw));
+    assert_eq!(seen(&r.t, 150_000), Some(Score::WhiteWins));
+    assert_eq!(r.t.as_seen(0, 0), r.t, "no delay: as it is");
+    assert_eq!(r.replayed(), r.t);
 }

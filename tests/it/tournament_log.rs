@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use draughts_arbiter::game::{Actor, GameSettings};
 use draughts_arbiter::game::{
-    ArbiterAction, Command as GameCommand, Declared, Given, Outcome as GameOutcome,
+    ArbiterAction, Command as GameCommand, Declared, EndReason, Given, Outcome as GameOutcome,
 };
 use draughts_arbiter::hub::{Hub, Tournaments};
 use draughts_arbiter::rules::Variant;
@@ -239,7 +239,7 @@ async fn a_crash_between_the_logs_loses_nothing() {
     hub.shutdown().await;
     drop(hub);
 
-    let (hub, desk, _) = open(&path).await;
+    let (hub, desk, store) = open(&path).await;
     let state = desk.get(&key).await.expect("loaded");
     let games: Vec<String> = state
         .round(1)
@@ -260,6 +260,55 @@ async fn a_crash_between_the_logs_loses_nothing() {
     assert_eq!(slot.outcome.map(|o| o.score), Some(Score::Draw));
     let (_, other) = state.game(&games[0]).expect("slot");
     assert_eq!(other.outcome, None, "the unfinished game has no result");
+
+    // A forfeit reaches the tournament's log; the process dies before the game is told.
+    let white = other.white;
+    let forfeit = Command::RecordForfeit {
+        round: 1,
+        player: white,
+    };
+    let decided: Vec<TournamentEvent> = state.handle(&forfeit, AT + 5).expect("decided");
+    let last = store.last_seq(Stream::Tournament(&key)).await.expect("seq");
+    let payloads = decided
+        .iter()
+        .map(|e| serde_json::to_vec(e).expect("json"))
+        .collect();
+    store
+        .append(Stream::Tournament(&key), last + 1, payloads, None)
+        .await
+        .expect("appended behind the desk's back");
+    drop(desk);
+    let desk = Tournaments::new(Arc::clone(&hub));
+    desk.get(&key).await.expect("loaded again");
+    let result = hub
+        .game(&games[0])
+        .await
+        .expect("game")
+        .read(|s, _| s.result().cloned())
+        .await
+        .expect("read")
+        .expect("the forfeit was carried out on the game");
+    assert_eq!(
+        (result.outcome, result.reason),
+        (GameOutcome::BlackWins, EndReason::Forfeit)
+    );
+    // Read again: nothing more is recorded anywhere.
+    let seq = hub
+        .game(&games[0])
+        .await
+        .expect("game")
+        .read(|s, _| s.last_seq())
+        .await;
+    desk.get(&key).await.expect("read");
+    assert_eq!(
+        hub.game(&games[0])
+            .await
+            .expect("game")
+            .read(|s, _| s.last_seq())
+            .await
+            .expect("seq"),
+        seq.expect("seq")
+    );
 }
 
 /// Two desks on one log (two nodes on one database): the one reading an older log loses

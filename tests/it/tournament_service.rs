@@ -83,7 +83,7 @@ async fn a_round_robin_ballot_event_over_grpc() {
         .create_tournament(req(
             "chief",
             pb::CreateTournamentRequest {
-                ballot_table: "acf-3move".into(),
+                ballot_table: "fmjd-100".into(),
                 ..create_request(EVENT)
             },
         ))
@@ -673,4 +673,404 @@ async fn a_missing_engine_is_a_clear_refusal_that_changes_nothing() {
         none.message()
     );
     server.stop().await;
+}
+
+/// A game as the event's arbiter sees it.
+async fn game_of(ch: &Channel, id: &str) -> pb::Game {
+    GameServiceClient::new(ch.clone())
+        .get_game(req("chief", pb::GetGameRequest { game_id: id.into() }))
+        .await
+        .expect("game")
+        .into_inner()
+}
+
+/// Waits (up to 10 s) until game `id` has a result.
+async fn finished(ch: &Channel, id: &str) -> pb::Game {
+    for _ in 0..100 {
+        let g = game_of(ch, id).await;
+        if g.result != pb::GameResult::Unspecified as i32 {
+            return g;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{id} did not finish");
+}
+
+/// Every event of a finished game, from the log, as the arbiter sees them.
+async fn events_of(ch: &Channel, id: &str) -> Vec<pb::GameEvent> {
+    use tokio_stream::StreamExt;
+    let last = game_of(ch, id).await.last_seq;
+    let mut stream = pb::broadcast_service_client::BroadcastServiceClient::new(ch.clone())
+        .watch_game(req(
+            "chief",
+            pb::WatchGameRequest {
+                game_id: id.into(),
+                from_seq: 0,
+            },
+        ))
+        .await
+        .expect("watch")
+        .into_inner();
+    let mut events = Vec::new();
+    while events.last().is_none_or(|e: &pb::GameEvent| e.seq < last) {
+        let e = tokio::time::timeout(std::time::Duration::from_secs(10), stream.next())
+            .await
+            .expect("events come")
+            .expect("stream open")
+            .expect("event");
+        events.push(e);
+    }
+    events
+}
+
+fn results_of(t: &pb::Tournament, round: usize) -> Vec<(String, i32, i32)> {
+    t.paired_rounds[round]
+        .pairings
+        .iter()
+        .flat_map(|p| p.results.iter())
+        .map(|r| (r.game_id.clone(), r.result, r.kind))
+        .collect()
+}
+
+async fn tournament_as(ch: &Channel, token: &str) -> pb::Tournament {
+    client(ch)
+        .get_tournament(req(
+            token,
+            pb::GetTournamentRequest {
+                tournament: EVENT.into(),
+            },
+        ))
+        .await
+        .expect("tournament")
+        .into_inner()
+        .tournament
+        .expect("tournament")
+}
+
+/// RULES.md T 5 over gRPC: the round's games carry the event's default time; a player who
+/// never acts loses at exactly the default time with `T 5` on the event; a player marked
+/// absent whose opponent never acts either makes both lose; the arbiter annuls a default
+/// and the board plays again; a correction of a result on the game reaches the
+/// tournament; a forfeit is recorded in its game as one; viewers see the results behind
+/// the event's broadcast delay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defaults_forfeits_and_corrections_reach_games_and_tournament() {
+    const DEFAULT_MS: u64 = 1_500;
+    let server = TestServer::start(CONFIG).await;
+    let ch = server.channel.clone();
+    let mut t = client(&ch);
+    t.create_tournament(req(
+        "chief",
+        pb::CreateTournamentRequest {
+            name: EVENT.into(),
+            variant: pb::Variant::Russian as i32,
+            system: pb::TournamentSystem::RoundRobin as i32,
+            time_control: "10m".into(),
+            default_time_ms: Some(DEFAULT_MS),
+            settings: Some(pb::GameSettings {
+                broadcast_delay_ms: Some(60_000),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    ))
+    .await
+    .expect("created");
+    let players = ["Abaturov", "Borisov", "Chizhov", "Dolgov"]
+        .iter()
+        .map(|n| player(n, 2300, ""))
+        .collect();
+    t.add_players(req(
+        "chief",
+        pb::AddPlayersRequest {
+            tournament: EVENT.into(),
+            players,
+        },
+    ))
+    .await
+    .expect("players");
+    let paired = t
+        .pair_round(req(
+            "chief",
+            pb::PairRoundRequest {
+                tournament: EVENT.into(),
+                round: 1,
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect("paired")
+        .into_inner();
+    let (b1, b2) = (&paired.pairings[0], &paired.pairings[1]);
+    let (g1, g2) = (b1.game_ids[0].clone(), b2.game_ids[0].clone());
+    assert_eq!(
+        game_of(&ch, &g1)
+            .await
+            .settings
+            .expect("settings")
+            .default_time_ms,
+        DEFAULT_MS,
+        "the game carries the event's default time"
+    );
+    // Board 2's Black is not in the hall.
+    let absent = b2.black.as_ref().expect("black").player_id;
+    t.mark_absent(req(
+        "chief",
+        pb::MarkAbsentRequest {
+            tournament: EVENT.into(),
+            round: 1,
+            player_id: absent,
+        },
+    ))
+    .await
+    .expect("marked absent");
+    t.start_round(req(
+        "chief",
+        pb::StartRoundRequest {
+            tournament: EVENT.into(),
+            round: 1,
+        },
+    ))
+    .await
+    .expect("started");
+
+    // Board 1: White never acts and loses at exactly the default time.
+    let first = finished(&ch, &g1).await;
+    assert_eq!(first.result, pb::GameResult::BlackWins as i32);
+    assert_eq!(first.result_reason, pb::ResultReason::Default as i32);
+    let events = events_of(&ch, &g1).await;
+    let started = events
+        .iter()
+        .find(|e| matches!(e.kind, Some(pb::game_event::Kind::GameStarted(_))))
+        .expect("started");
+    let ended = events.last().expect("ended");
+    assert!(
+        matches!(ended.kind, Some(pb::game_event::Kind::GameFinished(_))),
+        "{ended:?}"
+    );
+    assert_eq!(ended.rule, "T 5");
+    assert_eq!(
+        ended.monotonic_ms - started.monotonic_ms,
+        DEFAULT_MS as i64,
+        "at exactly the default time"
+    );
+    // Board 2: White never acts either, Black was marked absent: both lose.
+    let second = finished(&ch, &g2).await;
+    assert_eq!(second.result, pb::GameResult::BothLose as i32);
+    assert_eq!(second.result_reason, pb::ResultReason::Default as i32);
+    assert!(
+        events_of(&ch, &g2).await.iter().any(|e| matches!(
+            &e.kind,
+            Some(pb::game_event::Kind::PlayerMarkedAbsent(m)) if m.side == pb::Side::Black as i32
+        )),
+        "the mark is in the game's log"
+    );
+
+    // The tournament counts both as defaults; a viewer sees nothing of them yet (the
+    // event's games are public 60 s after the fact).
+    let chief = tournament_as(&ch, "chief").await;
+    let kinds: Vec<(i32, i32)> = results_of(&chief, 0).iter().map(|r| (r.1, r.2)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (
+                pb::GameResult::BlackWins as i32,
+                pb::TournamentResultKind::Default as i32
+            ),
+            (
+                pb::GameResult::BothLose as i32,
+                pb::TournamentResultKind::Default as i32
+            ),
+        ]
+    );
+    assert!(chief.paired_rounds[0].finished);
+    let fan = tournament_as(&ch, "fan").await;
+    assert!(
+        results_of(&fan, 0)
+            .iter()
+            .all(|r| r.1 == pb::GameResult::Unspecified as i32),
+        "behind the delay: {:?}",
+        results_of(&fan, 0)
+    );
+    assert!(!fan.paired_rounds[0].finished);
+    let forfeit_cells = |trf: &str| {
+        ["w +", "b +", "w -", "b -"]
+            .iter()
+            .map(|c| trf.matches(c).count())
+            .sum::<usize>()
+    };
+    let fan_trf = trf_of_as(&ch, "fan").await;
+    assert_eq!(
+        forfeit_cells(&fan_trf),
+        0,
+        "no result leaks through the TRF:\n{fan_trf}"
+    );
+    let chief_trf = trf_of_as(&ch, "chief").await;
+    assert_eq!(
+        forfeit_cells(&chief_trf),
+        4,
+        "defaults are forfeits in TRF (+ / -):\n{chief_trf}"
+    );
+
+    // Annulling: only a default, with a reason, of a game of the event.
+    let refusals = [
+        ("nope-r1-b1", "a reason", Code::NotFound),
+        (g1.as_str(), "", Code::InvalidArgument),
+    ];
+    for (game_id, reason, code) in refusals {
+        let e = t
+            .annul_default(req(
+                "chief",
+                pb::AnnulDefaultRequest {
+                    tournament: EVENT.into(),
+                    game_id: game_id.into(),
+                    reason: reason.into(),
+                },
+            ))
+            .await
+            .expect_err("refused");
+        assert_eq!(e.code(), code, "{game_id} {reason:?}: {e:?}");
+    }
+    let denied = t
+        .annul_default(req(
+            "fan",
+            pb::AnnulDefaultRequest {
+                tournament: EVENT.into(),
+                game_id: g1.clone(),
+                reason: "the bus was late".into(),
+            },
+        ))
+        .await
+        .expect_err("a viewer");
+    assert_eq!(denied.code(), Code::PermissionDenied);
+    let annulled = t
+        .annul_default(req(
+            "chief",
+            pb::AnnulDefaultRequest {
+                tournament: EVENT.into(),
+                game_id: g1.clone(),
+                reason: "the bus was late; confirmed by the organiser".into(),
+            },
+        ))
+        .await
+        .expect("annulled")
+        .into_inner();
+    let replay = annulled.replay_game_id.clone();
+    assert_eq!(replay, format!("{g1}-replay1"));
+    let round = annulled.round.expect("round");
+    assert_eq!(round.pairings[0].game_ids, vec![replay.clone()]);
+    assert!(!round.finished, "board 1 plays again");
+    let old = game_of(&ch, &g1).await;
+    assert_eq!(old.result, pb::GameResult::Annulled as i32);
+    let again = game_of(&ch, &replay).await;
+    assert_eq!(
+        again.status,
+        pb::GameStatus::Running as i32,
+        "started at once"
+    );
+    // Only a default is annulled so: board 2's default is one, the replay is not.
+    let e = t
+        .annul_default(req(
+            "chief",
+            pb::AnnulDefaultRequest {
+                tournament: EVENT.into(),
+                game_id: replay.clone(),
+                reason: "again".into(),
+            },
+        ))
+        .await
+        .expect_err("not a default");
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    assert!(e.message().contains("T 5"), "{}", e.message());
+
+    // The replay is played: White resigns; the result reaches the tournament, played.
+    let mut games = GameServiceClient::new(ch.clone());
+    games
+        .resign(req(
+            "chief",
+            pb::ResignRequest {
+                game_id: replay.clone(),
+                side: pb::Side::White as i32,
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect("resign");
+    // The arbiter corrects board 2 on the game: the clock in the hall was wrong, a draw.
+    ArbiterServiceClient::new(ch.clone())
+        .declare_result(req(
+            "chief",
+            pb::DeclareResultRequest {
+                game_id: g2.clone(),
+                result: pb::GameResult::Draw as i32,
+                explanation: "the round's start was misannounced on board 2".into(),
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect("corrected");
+    let chief = tournament_as(&ch, "chief").await;
+    assert_eq!(
+        results_of(&chief, 0)
+            .iter()
+            .map(|r| (r.0.clone(), r.1, r.2))
+            .collect::<Vec<_>>(),
+        vec![
+            (
+                replay.clone(),
+                pb::GameResult::BlackWins as i32,
+                pb::TournamentResultKind::Played as i32
+            ),
+            (
+                g2.clone(),
+                pb::GameResult::Draw as i32,
+                pb::TournamentResultKind::Played as i32
+            ),
+        ],
+        "the replay's result and the correction"
+    );
+
+    // Round 2: a no-show entered before the round is a forfeit in its game too.
+    let paired = t
+        .pair_round(req(
+            "chief",
+            pb::PairRoundRequest {
+                tournament: EVENT.into(),
+                round: 2,
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect("round 2")
+        .into_inner();
+    let board = &paired.pairings[0];
+    let no_show = board.white.as_ref().expect("white").player_id;
+    t.record_forfeit(req(
+        "chief",
+        pb::RecordForfeitRequest {
+            tournament: EVENT.into(),
+            round: 2,
+            player_id: no_show,
+        },
+    ))
+    .await
+    .expect("forfeit");
+    let forfeited = game_of(&ch, &board.game_ids[0]).await;
+    assert_eq!(forfeited.result, pb::GameResult::BlackWins as i32);
+    assert_eq!(forfeited.result_reason, pb::ResultReason::Forfeit as i32);
+    server.stop().await;
+}
+
+async fn trf_of_as(ch: &Channel, token: &str) -> String {
+    client(ch)
+        .export_trf(req(
+            token,
+            pb::ExportTrfRequest {
+                tournament: EVENT.into(),
+            },
+        ))
+        .await
+        .expect("trf")
+        .into_inner()
+        .trf
 }
