@@ -14,8 +14,9 @@ use crate::hub::{Audience, EngineError, TournamentsError};
 use crate::tournament::{
     Ballot, BallotPer, Bye, ByeKind, ByeScore, Command, Config, DEFAULT_TIME_MS, Entrant,
     GivenPairings, Pairing, PairingSource, Player, ResultKind, RoundState, Score, Scoring, Seed,
-    System, Tiebreak, Tournament, ballot, event_key, swiss, trf,
+    System, Tiebreak, Tournament, ballot, event_key, standings, swiss, trf,
 };
+use standings::Verdict;
 
 /// Fresh randomness for a seed sealed before a draw (T 2).
 fn fresh_seed() -> Result<Seed, Status> {
@@ -316,6 +317,33 @@ fn round_of(t: &Tournament, round: u32) -> Result<pb::TournamentRound, Status> {
         .ok_or_else(|| Status::internal(format!("round {round} not recorded")))
 }
 
+/// A crosstable cell as the wire has it.
+fn cell_pb(c: &standings::Cell, number: &dyn Fn(u32) -> u32) -> pb::CrosstableCell {
+    let result = match (c.verdict, c.played) {
+        (None, _) if c.bye.is_some() => "-",
+        (None, _) => "*",
+        (Some(Verdict::Win), true) => "1",
+        (Some(Verdict::Draw), true) => "½",
+        (Some(Verdict::Loss), true) => "0",
+        (Some(Verdict::Win), false) => "+",
+        (Some(Verdict::Draw), false) => "=",
+        (Some(Verdict::Loss), false) => "-",
+    };
+    pb::CrosstableCell {
+        round: c.round,
+        opponent: c.opponent.map_or(0, number),
+        colour: match c.white {
+            Some(true) => pb::Side::White,
+            Some(false) => pb::Side::Black,
+            None => pb::Side::Unspecified,
+        } as i32,
+        result: result.to_string(),
+        points: c.points,
+        game_points: c.game_points,
+        bye: c.bye.map_or(pb::ByeKind::Unspecified, bye_kind_pb) as i32,
+    }
+}
+
 /// The tournament as `role` may see it: live for the event's arbiters, else each result
 /// behind the event's broadcast delay (the games' own delay, from their template).
 fn seen_by(role: &Role, t: Tournament) -> Tournament {
@@ -333,6 +361,14 @@ impl Api {
     /// The key of a tournament named by its name or key.
     fn key(name: &str) -> String {
         event_key(name.trim())
+    }
+
+    /// The tournament named `name` (or keyed), as its log and its games have it now.
+    async fn read_tournament(&self, name: &str) -> Result<Tournament, Status> {
+        self.tournaments()
+            .get(&Self::key(name))
+            .await
+            .map_err(|e| tournament_status(&e))
     }
 
     /// An arbiter of the tournament's event may write to it (PERMISSION_DENIED otherwise).
@@ -477,12 +513,7 @@ impl pb::tournament_service_server::TournamentService for Api {
     ) -> Result<Response<pb::GetTournamentResponse>, Status> {
         let role = self.role(&req)?;
         let r = checked(req)?;
-        let t = self
-            .tournaments()
-            .get(&Self::key(&r.tournament))
-            .await
-            .map_err(|e| tournament_status(&e))?;
-        let t = seen_by(&role, t);
+        let t = seen_by(&role, self.read_tournament(&r.tournament).await?);
         Ok(Response::new(pb::GetTournamentResponse {
             tournament: Some(tournament_pb(&t, true)),
         }))
@@ -710,18 +741,80 @@ impl pb::tournament_service_server::TournamentService for Api {
         }))
     }
 
+    async fn get_standings(
+        &self,
+        req: Request<pb::GetStandingsRequest>,
+    ) -> Result<Response<pb::GetStandingsResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = checked(req)?;
+        let t = seen_by(&role, self.read_tournament(&r.tournament).await?);
+        let paired = t.rounds().len() as u32;
+        if r.round > paired {
+            return Err(Status::failed_precondition(format!(
+                "round: round {} is not paired ({paired} so far)",
+                r.round
+            )));
+        }
+        let s = t.standings(r.round);
+        Ok(Response::new(pb::GetStandingsResponse {
+            round: s.round,
+            tiebreak_names: s
+                .tiebreaks
+                .iter()
+                .map(|t| standings::tiebreak_name(*t).to_string())
+                .collect(),
+            rows: s
+                .rows
+                .iter()
+                .map(|row| pb::StandingsRow {
+                    rank: row.rank,
+                    player: player_of(&t, row.player),
+                    points: row.points,
+                    games: row.games,
+                    wins: row.wins,
+                    draws: row.draws,
+                    losses: row.losses,
+                    forfeits: row.forfeits,
+                    tiebreaks: row.tiebreaks.clone(),
+                })
+                .collect(),
+        }))
+    }
+
+    async fn get_crosstable(
+        &self,
+        req: Request<pb::GetCrosstableRequest>,
+    ) -> Result<Response<pb::GetCrosstableResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = checked(req)?;
+        let t = seen_by(&role, self.read_tournament(&r.tournament).await?);
+        let s = t.standings(0);
+        let number = |id: u32| t.player(id).map_or(0, |p| p.pairing_number);
+        let mut rows: Vec<pb::CrosstableRow> = s
+            .rows
+            .iter()
+            .map(|row| pb::CrosstableRow {
+                player: player_of(&t, row.player),
+                rank: row.rank,
+                points: row.points,
+                cells: row.cells.iter().map(|c| cell_pb(c, &number)).collect(),
+            })
+            .collect();
+        rows.sort_by_key(|row| {
+            row.player
+                .as_ref()
+                .map_or((u32::MAX, 0), |p| (p.pairing_number, p.player_id))
+        });
+        Ok(Response::new(pb::GetCrosstableResponse { rows }))
+    }
+
     async fn export_trf(
         &self,
         req: Request<pb::ExportTrfRequest>,
     ) -> Result<Response<pb::ExportTrfResponse>, Status> {
         let role = self.role(&req)?;
         let r = checked(req)?;
-        let t = self
-            .tournaments()
-            .get(&Self::key(&r.tournament))
-            .await
-            .map_err(|e| tournament_status(&e))?;
-        let t = seen_by(&role, t);
+        let t = seen_by(&role, self.read_tournament(&r.tournament).await?);
         Ok(Response::new(pb::ExportTrfResponse {
             trf: trf::write_trf(&t),
         }))

@@ -875,6 +875,18 @@ impl Check for pb::ImportPairingsRequest {
     }
 }
 
+impl Check for pb::GetStandingsRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)
+    }
+}
+
+impl Check for pb::GetCrosstableRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)
+    }
+}
+
 impl Check for pb::ExportTrfRequest {
     fn check(&self) -> Result<(), BadField> {
         tournament(&self.tournament)
@@ -934,6 +946,8 @@ requests!(
     AnnulDefaultRequest,
     ImportPairingsRequest,
     ExportTrfRequest,
+    GetStandingsRequest,
+    GetCrosstableRequest,
 );
 
 fn decode_and_check<T: Message + Default + Check>(bytes: &[u8]) -> Result<(), Status> {

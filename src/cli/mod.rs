@@ -11,6 +11,7 @@ mod moves;
 mod perft;
 mod replay;
 mod serve;
+mod standings;
 mod tournament;
 
 use std::process::ExitCode;

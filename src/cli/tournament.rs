@@ -188,6 +188,22 @@ pub enum TournamentAction {
         /// The tournament's name or key.
         name: String,
     },
+    /// Print the standings (GetStandings; T 7, T 8).
+    Standings {
+        /// The tournament's name or key.
+        name: String,
+        /// After this round (default: every encounter over so far).
+        #[arg(long, default_value_t = 0)]
+        round: u32,
+    },
+    /// Print the crosstable (GetCrosstable): round by round, or `--matrix`.
+    Crosstable {
+        /// The tournament's name or key.
+        name: String,
+        /// A round-robin's matrix: a column a pairing number.
+        #[arg(long)]
+        matrix: bool,
+    },
 }
 
 pub(super) fn run_tournament(args: &TournamentArgs) -> ExitCode {
@@ -539,6 +555,33 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
                 print!("{trf}");
             }
         }
+        TournamentAction::Standings { name, round } => {
+            let standings = t
+                .get_standings(request(
+                    token,
+                    pb::GetStandingsRequest {
+                        tournament: name.clone(),
+                        round: *round,
+                    },
+                ))
+                .await
+                .map_err(st)?
+                .into_inner();
+            super::standings::print_standings(json, &standings);
+        }
+        TournamentAction::Crosstable { name, matrix } => {
+            let table = t
+                .get_crosstable(request(
+                    token,
+                    pb::GetCrosstableRequest {
+                        tournament: name.clone(),
+                    },
+                ))
+                .await
+                .map_err(st)?
+                .into_inner();
+            super::standings::print_crosstable(json, *matrix, &table);
+        }
     }
     Ok(())
 }
@@ -553,7 +596,7 @@ fn system_name(v: i32) -> &'static str {
     }
 }
 
-fn player_json(p: &pb::Player) -> Value {
+pub(super) fn player_json(p: &pb::Player) -> Value {
     json!({
         "player_id": p.player_id,
         "pairing_number": p.pairing_number,
@@ -567,7 +610,7 @@ fn player_json(p: &pb::Player) -> Value {
 }
 
 /// `Name (2410)` with the title first when there is one.
-fn player_text(p: Option<&pb::Player>) -> String {
+pub(super) fn player_text(p: Option<&pb::Player>) -> String {
     let Some(p) = p else {
         return "?".into();
     };

@@ -16,6 +16,7 @@ mod command;
 mod error;
 mod event;
 pub mod lot;
+pub mod standings;
 mod state;
 pub mod swiss;
 pub mod trf;

@@ -54,6 +54,7 @@ mod rules_russian;
 mod service;
 mod session;
 mod session_props;
+mod standings;
 mod store;
 mod swiss_engine;
 mod tls;

@@ -95,7 +95,7 @@ fn t_1_double_round_robin_swaps_the_last_two_and_reverses_colours() {
     assert!(round_robin_round(6, 2, 11).is_none());
 }
 
-fn entrant(name: &str, rating: u32) -> Entrant {
+pub(crate) fn entrant(name: &str, rating: u32) -> Entrant {
     Entrant {
         name: name.into(),
         rating,
@@ -103,7 +103,7 @@ fn entrant(name: &str, rating: u32) -> Entrant {
     }
 }
 
-fn config(system: System, rounds: u32, ballot: Option<Ballot>, games: u32) -> Config {
+pub(crate) fn config(system: System, rounds: u32, ballot: Option<Ballot>, games: u32) -> Config {
     Config {
         name: "Test Open 2026".into(),
         system,
@@ -119,21 +119,21 @@ fn config(system: System, rounds: u32, ballot: Option<Ballot>, games: u32) -> Co
     }
 }
 
-fn seed(n: u8) -> Seed {
+pub(crate) fn seed(n: u8) -> Seed {
     Seed([n; 32])
 }
 
 /// A tournament's log and state, driven as the hub would: each command decided, its
 /// events applied and kept.
-struct Run {
-    t: Tournament,
+pub(crate) struct Run {
+    pub(crate) t: Tournament,
     log: Vec<TournamentEvent>,
     at: i64,
     seeds: u8,
 }
 
 impl Run {
-    fn new(c: Config, players: usize) -> Run {
+    pub(crate) fn new(c: Config, players: usize) -> Run {
         let mut r = Run {
             t: Tournament::new(),
             log: Vec::new(),
@@ -153,12 +153,12 @@ impl Run {
         r
     }
 
-    fn next_seed(&mut self) -> Seed {
+    pub(crate) fn next_seed(&mut self) -> Seed {
         self.seeds += 1;
         seed(self.seeds)
     }
 
-    fn run(
+    pub(crate) fn run(
         &mut self,
         c: Command,
     ) -> Result<Vec<TournamentEvent>, draughts_arbiter::tournament::TournamentError> {
@@ -171,12 +171,12 @@ impl Run {
         Ok(events)
     }
 
-    fn ok(&mut self, c: Command) -> Vec<TournamentEvent> {
+    pub(crate) fn ok(&mut self, c: Command) -> Vec<TournamentEvent> {
         let shown = format!("{c:?}");
         self.run(c).unwrap_or_else(|e| panic!("{shown}: {e}"))
     }
 
-    fn pair(&mut self, round: u32) -> Vec<TournamentEvent> {
+    pub(crate) fn pair(&mut self, round: u32) -> Vec<TournamentEvent> {
         let next_seed = self.next_seed();
         self.ok(Command::PairRound {
             round,
@@ -208,7 +208,7 @@ impl Run {
         }
     }
 
-    fn replayed(&self) -> Tournament {
+    pub(crate) fn replayed(&self) -> Tournament {
         // Through JSON, as the store keeps it.
         let text = serde_json::to_string(&self.log).expect("json");
         let back: Vec<TournamentEvent> = serde_json::from_str(&text).expect("json back");

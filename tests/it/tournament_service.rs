@@ -1030,6 +1030,82 @@ async fn defaults_forfeits_and_corrections_reach_games_and_tournament() {
         "the replay's result and the correction"
     );
 
+    // The standings follow: the arbiter sees the replay's win and the corrected draw;
+    // the public, behind the 60 s delay, sees no result at all yet.
+    let standings = |token: &'static str, round: u32| {
+        let mut t = client(&ch);
+        async move {
+            t.get_standings(req(
+                token,
+                pb::GetStandingsRequest {
+                    tournament: EVENT.into(),
+                    round,
+                },
+            ))
+            .await
+        }
+    };
+    let chief = standings("chief", 1).await.expect("standings").into_inner();
+    assert_eq!(chief.round, 1);
+    assert_eq!(
+        chief.tiebreak_names,
+        vec![
+            "T 8 (Sonneborn-Berger)",
+            "T 8 (wins)",
+            "T 8 (mutual result)"
+        ]
+    );
+    let points: Vec<(u32, f64, u32)> = chief
+        .rows
+        .iter()
+        .map(|r| {
+            let p = r.player.as_ref().expect("player");
+            (r.rank, r.points, p.player_id)
+        })
+        .collect();
+    let winner = b1.black.as_ref().expect("black").player_id;
+    assert_eq!(points[0], (1, 2.0, winner), "{points:?}");
+    assert_eq!(
+        points.iter().filter(|p| p.1 == 1.0).count(),
+        2,
+        "board 2's corrected draw: {points:?}"
+    );
+    let fan = standings("fan", 0).await.expect("standings").into_inner();
+    assert!(
+        fan.rows.iter().all(|r| r.points == 0.0 && r.games == 0),
+        "no result held back shows in the public's standings: {:?}",
+        fan.rows
+    );
+    let e = standings("fan", 2).await.expect_err("round 2 not paired");
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+    let cross = client(&ch)
+        .get_crosstable(req(
+            "chief",
+            pb::GetCrosstableRequest {
+                tournament: EVENT.into(),
+            },
+        ))
+        .await
+        .expect("crosstable")
+        .into_inner();
+    let numbers: Vec<u32> = cross
+        .rows
+        .iter()
+        .map(|r| r.player.as_ref().expect("player").pairing_number)
+        .collect();
+    assert_eq!(numbers, vec![1, 2, 3, 4], "in pairing-number order");
+    let winner_row = cross
+        .rows
+        .iter()
+        .find(|r| r.player.as_ref().expect("p").player_id == winner)
+        .expect("row");
+    assert_eq!(winner_row.cells[0].result, "1");
+    assert_eq!(winner_row.cells[0].colour, pb::Side::Black as i32);
+    assert_eq!(
+        winner_row.cells[0].opponent,
+        b1.white.as_ref().expect("white").pairing_number
+    );
+
     // Round 2: a no-show entered before the round is a forfeit in its game too.
     let paired = t
         .pair_round(req(
