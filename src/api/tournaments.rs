@@ -747,38 +747,7 @@ impl pb::tournament_service_server::TournamentService for Api {
     ) -> Result<Response<pb::GetStandingsResponse>, Status> {
         let role = self.role(&req)?;
         let r = checked(req)?;
-        let t = seen_by(&role, self.read_tournament(&r.tournament).await?);
-        let paired = t.rounds().len() as u32;
-        if r.round > paired {
-            return Err(Status::failed_precondition(format!(
-                "round: round {} is not paired ({paired} so far)",
-                r.round
-            )));
-        }
-        let s = t.standings(r.round);
-        Ok(Response::new(pb::GetStandingsResponse {
-            round: s.round,
-            tiebreak_names: s
-                .tiebreaks
-                .iter()
-                .map(|t| standings::tiebreak_name(*t).to_string())
-                .collect(),
-            rows: s
-                .rows
-                .iter()
-                .map(|row| pb::StandingsRow {
-                    rank: row.rank,
-                    player: player_of(&t, row.player),
-                    points: row.points,
-                    games: row.games,
-                    wins: row.wins,
-                    draws: row.draws,
-                    losses: row.losses,
-                    forfeits: row.forfeits,
-                    tiebreaks: row.tiebreaks.clone(),
-                })
-                .collect(),
-        }))
+        Ok(Response::new(self.standings_for(&role, &r).await?))
     }
 
     async fn get_crosstable(
@@ -818,5 +787,51 @@ impl pb::tournament_service_server::TournamentService for Api {
         Ok(Response::new(pb::ExportTrfResponse {
             trf: trf::write_trf(&t),
         }))
+    }
+}
+
+impl Api {
+    /// GetStandings's answer for `role` (HTTP's `/standings/<event>.json` and `.csv` too):
+    /// behind the broadcast delay for non-arbiters.
+    ///
+    /// # Errors
+    /// NOT_FOUND; FAILED_PRECONDITION for a round not paired.
+    pub(crate) async fn standings_for(
+        &self,
+        role: &Role,
+        r: &pb::GetStandingsRequest,
+    ) -> Result<pb::GetStandingsResponse, Status> {
+        let t = seen_by(role, self.read_tournament(&r.tournament).await?);
+        let paired = t.rounds().len() as u32;
+        if r.round > paired {
+            return Err(Status::failed_precondition(format!(
+                "round: round {} is not paired ({paired} so far)",
+                r.round
+            )));
+        }
+        let s = t.standings(r.round);
+        Ok(pb::GetStandingsResponse {
+            round: s.round,
+            tiebreak_names: s
+                .tiebreaks
+                .iter()
+                .map(|t| standings::tiebreak_name(*t).to_string())
+                .collect(),
+            rows: s
+                .rows
+                .iter()
+                .map(|row| pb::StandingsRow {
+                    rank: row.rank,
+                    player: player_of(&t, row.player),
+                    points: row.points,
+                    games: row.games,
+                    wins: row.wins,
+                    draws: row.draws,
+                    losses: row.losses,
+                    forfeits: row.forfeits,
+                    tiebreaks: row.tiebreaks.clone(),
+                })
+                .collect(),
+        })
     }
 }

@@ -5,6 +5,7 @@
 
 mod arbiter;
 mod client;
+mod entrant;
 mod eventlog;
 mod events;
 mod moves;

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::tournament::{player_json, player_text};
+use super::entrant::{player_json, player_text};
 use crate::api::pb;
 
 /// `1  4. Dolgov (2300)  6  5 games +2 =2 -1  16 2 0`, one line a player after a heading.

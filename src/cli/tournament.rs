@@ -9,6 +9,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
 use super::client::{Connection, block_on, connect, request, status_text};
+use super::entrant::{player_json, player_text};
 use crate::api::pb;
 use crate::api::pb::tournament_service_client::TournamentServiceClient;
 
@@ -594,37 +595,6 @@ fn system_name(v: i32) -> &'static str {
         Ok(pb::TournamentSystem::Manual) => "manual",
         _ => "?",
     }
-}
-
-pub(super) fn player_json(p: &pb::Player) -> Value {
-    json!({
-        "player_id": p.player_id,
-        "pairing_number": p.pairing_number,
-        "name": p.name,
-        "rating": p.rating,
-        "title": p.title,
-        "federation": p.federation,
-        "fmjd_id": p.fmjd_id,
-        "withdrawn_from_round": p.withdrawn_from_round,
-    })
-}
-
-/// `Name (2410)` with the title first when there is one.
-pub(super) fn player_text(p: Option<&pb::Player>) -> String {
-    let Some(p) = p else {
-        return "?".into();
-    };
-    let title = if p.title.is_empty() {
-        String::new()
-    } else {
-        format!("{} ", p.title)
-    };
-    let rating = if p.rating > 0 {
-        format!(" ({})", p.rating)
-    } else {
-        String::new()
-    };
-    format!("{}. {title}{}{rating}", p.pairing_number, p.name)
 }
 
 fn print_players(json: bool, players: &[pb::Player]) {

@@ -377,10 +377,8 @@ impl Tournaments {
                     .iter()
                     .filter(|g| g.played && g.outcome.is_none())
                 {
-                    match self.hub.game(&game.game_id).await {
-                        Ok(_) => continue,
-                        Err(HubError::NotFound(_)) => {}
-                        Err(e) => return Err(e.into()),
+                    if self.existing(&game.game_id).await?.is_some() {
+                        continue;
                     }
                     let meta = GameMeta {
                         id: game.game_id.clone(),
@@ -424,10 +422,8 @@ impl Tournaments {
                 else {
                     continue;
                 };
-                let game = match self.hub.game(&first.game_id).await {
-                    Ok(game) => game,
-                    Err(HubError::NotFound(_)) => continue,
-                    Err(e) => return Err(e.into()),
+                let Some(game) = self.existing(&first.game_id).await? else {
+                    continue;
                 };
                 let waiting = game
                     .read(|s, _| !s.started() && s.result().is_none())
@@ -435,14 +431,7 @@ impl Tournaments {
                 if !waiting {
                     continue;
                 }
-                match game
-                    .command(Actor::System, GameCommand::Start, None, |_, _| ())
-                    .await
-                {
-                    // Started meanwhile (by the arbiter, or another node): as wanted.
-                    Ok(_) | Err(HubError::Game(GameError::AlreadyStarted)) => {}
-                    Err(e) => return Err(e.into()),
-                }
+                start(&game).await?;
             }
         }
         Ok(())
@@ -478,13 +467,7 @@ impl Tournaments {
             }
             let action = ArbiterAction::MarkAbsent { side };
             let given = Given::reason(format!("marked absent in round {round}"));
-            game.command(
-                Actor::System,
-                GameCommand::Arbiter(action, given),
-                None,
-                |_, _| (),
-            )
-            .await?;
+            arbitrate(&game, action, given).await?;
         }
         Ok(())
     }
@@ -513,14 +496,7 @@ impl Tournaments {
             reason: Some(format!("forfeit recorded in round {round}")),
             rule: Some("T 5".into()),
         };
-        game.command(
-            Actor::System,
-            GameCommand::Arbiter(action, given),
-            None,
-            |_, _| (),
-        )
-        .await?;
-        Ok(())
+        arbitrate(&game, action, given).await
     }
 
     /// T 5: the default of `game_id` annulled: the game itself is annulled (its record
@@ -537,14 +513,7 @@ impl Tournaments {
             reason: Some(format!("default annulled, the game is replayed: {reason}")),
             rule: Some("T 5".into()),
         };
-        game.command(
-            Actor::System,
-            GameCommand::Arbiter(action, given),
-            None,
-            |_, _| (),
-        )
-        .await?;
-        Ok(())
+        arbitrate(&game, action, given).await
     }
 
     /// Starts the games that replaced others between `before` and `after` (the players
@@ -560,13 +529,7 @@ impl Tournaments {
                     continue;
                 }
                 if let Some(game) = self.existing(&g.game_id).await? {
-                    match game
-                        .command(Actor::System, GameCommand::Start, None, |_, _| ())
-                        .await
-                    {
-                        Ok(_) | Err(HubError::Game(GameError::AlreadyStarted)) => {}
-                        Err(e) => return Err(e.into()),
-                    }
+                    start(&game).await?;
                 }
             }
         }
@@ -596,6 +559,35 @@ fn forfeits_recorded(before: &Tournament, after: &Tournament) -> Vec<(String, Ou
             (g.played && was != Some(outcome)).then(|| (g.game_id.clone(), outcome, round))
         })
         .collect()
+}
+
+/// Carries out on `game` what the tournament decided, as the service (the tournament's
+/// own rules, T 5, T 6).
+async fn arbitrate(
+    game: &GameHandle,
+    action: ArbiterAction,
+    given: Given,
+) -> Result<(), TournamentsError> {
+    game.command(
+        Actor::System,
+        GameCommand::Arbiter(action, given),
+        None,
+        |_, _| (),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Starts `game` for the tournament; one started meanwhile (by the arbiter, or another
+/// node) is as wanted.
+async fn start(game: &GameHandle) -> Result<(), TournamentsError> {
+    match game
+        .command(Actor::System, GameCommand::Start, None, |_, _| ())
+        .await
+    {
+        Ok(_) | Err(HubError::Game(GameError::AlreadyStarted)) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// A game's result as the tournament counts it: played, by default (T 5) or a forfeit.

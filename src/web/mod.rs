@@ -8,6 +8,8 @@
 //!   broadcast round stream does), so a relay can follow a round without gRPC.
 //! - `GET /live/<event>`, `GET /live/<event>/<round>`: the live board page (`live`), and
 //!   its assets under `/assets/live/`.
+//! - `GET /standings/<event>.json`, `GET /standings/<event>.csv` (`?round=N`): the
+//!   standings as `GetStandings` gives them to the caller (`standings`).
 //!
 //! - Any other path: 404 with the refusal as text ([`fallback`]); a gRPC call to a method
 //!   that does not exist still gets gRPC's UNIMPLEMENTED.
@@ -17,6 +19,7 @@
 
 mod live;
 mod pdn;
+mod standings;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -33,6 +36,7 @@ pub fn routes(api: Api) -> axum::Router {
             "/pdn/{event}/{round}/stream",
             axum::routing::get(pdn::stream),
         )
+        .route("/standings/{file}", axum::routing::get(standings::file))
         .with_state(api)
         .merge(live::routes())
 }
@@ -52,8 +56,8 @@ pub async fn fallback(request: axum::extract::Request) -> Response {
         return tonic::Status::unimplemented("").into_http();
     }
     let message = format!(
-        "path: no page at {:?}; the pages are /pdn/<event>[/<round>[/stream]] and \
-         /live/<event>[/<round>]",
+        "path: no page at {:?}; the pages are /pdn/<event>[/<round>[/stream]], \
+         /live/<event>[/<round>] and /standings/<event>.json|.csv",
         request.uri().path()
     );
     // The path is the caller's: quoted, and the answer bounded as every status is.

@@ -1106,6 +1106,55 @@ async fn defaults_forfeits_and_corrections_reach_games_and_tournament() {
         b1.white.as_ref().expect("white").pairing_number
     );
 
+    // The same over HTTP, as a spreadsheet or a display reads it.
+    let csv = crate::common::http::get(
+        server.addr,
+        "/standings/ballot-cup-2026.csv?round=1",
+        &[("authorization", "Bearer chief")],
+    )
+    .await;
+    assert_eq!(csv.status, 200);
+    assert_eq!(csv.header("content-type"), Some("text/csv; charset=utf-8"));
+    let text = String::from_utf8(csv.body).expect("utf-8");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "rank,number,name,title,federation,rating,points,games,wins,draws,losses,forfeits,\
+         T 8 (Sonneborn-Berger),T 8 (wins),T 8 (mutual result)"
+    );
+    assert_eq!(lines.len(), 5, "{text}");
+    assert!(lines[1].starts_with("1,"), "{text}");
+    let json = crate::common::http::get(
+        server.addr,
+        "/standings/Ballot%20Cup%202026.json",
+        &[("authorization", "Bearer fan")],
+    )
+    .await;
+    assert_eq!(json.status, 200);
+    let v: serde_json::Value = serde_json::from_slice(&json.body).expect("json");
+    assert!(
+        v["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .all(|r| r["points"] == 0.0),
+        "behind the delay over HTTP too: {v}"
+    );
+    let missing = crate::common::http::get(
+        server.addr,
+        "/standings/ballot-cup-2026",
+        &[("authorization", "Bearer fan")],
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+    let bad = crate::common::http::get(
+        server.addr,
+        "/standings/ballot-cup-2026.json?round=x",
+        &[("authorization", "Bearer fan")],
+    )
+    .await;
+    assert_eq!(bad.status, 400);
+
     // Round 2: a no-show entered before the round is a forfeit in its game too.
     let paired = t
         .pair_round(req(
