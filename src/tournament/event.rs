@@ -297,24 +297,6 @@ pub struct Decision {
     pub at_ms: i64,
 }
 
-impl GameSlot {
-    /// The result a viewer sees at `now_ms` when results are public `delay_ms` after they
-    /// were decided (the games' broadcast delay): the last one decided by `now_ms -
-    /// delay_ms`. A result recorded without a time (a withdrawn player's forfeit, given
-    /// at pairing) is public at once.
-    pub fn public_outcome(&self, now_ms: i64, delay_ms: u64) -> Option<Outcome> {
-        if self.results.is_empty() {
-            return self.outcome;
-        }
-        let delay = i64::try_from(delay_ms).unwrap_or(i64::MAX);
-        self.results
-            .iter()
-            .rev()
-            .find(|d| d.at_ms.saturating_add(delay) <= now_ms)
-            .map(|d| d.outcome)
-    }
-}
-
 /// One board of a round: a pairing and its game(s).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pairing {

@@ -193,9 +193,14 @@ impl Tournament {
             .flat_map(|r| r.pairings.iter_mut())
             .flat_map(|p| p.games.iter_mut())
         {
-            slot.outcome = slot.public_outcome(now_ms, delay_ms);
+            // A result recorded without a time (a withdrawn player's forfeit, given at
+            // pairing) is public at once.
+            if slot.results.is_empty() {
+                continue;
+            }
             slot.results
                 .retain(|d| d.at_ms.saturating_add(delay) <= now_ms);
+            slot.outcome = slot.results.last().map(|d| d.outcome);
         }
         seen
     }
