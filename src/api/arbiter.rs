@@ -124,6 +124,16 @@ impl pb::arbiter_service_server::ArbiterService for Api {
                 given(r.explanation, r.rule),
             )
             .await?;
+        // A tournament's game: the tournament takes the result (or the correction) in
+        // now, so what follows from it (the standings on its streams) follows at once
+        // rather than at its next read. Not a tournament's game, or a failure to read it
+        // (taken in at the next read): nothing more.
+        if !pair.0.event.is_empty() {
+            let key = crate::tournament::event_key(pair.0.event.trim());
+            if let Err(e) = self.tournaments().get(&key).await {
+                tracing::debug!(game = %r.game_id, error = %e, "declared result: no tournament read");
+            }
+        }
         reply!(DeclareResultResponse, pair)
     }
 

@@ -133,7 +133,8 @@ impl Api {
                 audience,
                 kind,
             };
-            let stream = round_feed::open(self.hub(), self.feeds(), req, &froms).await?;
+            let stream =
+                round_feed::open(self.hub(), self.tournaments(), self.feeds(), req, &froms).await?;
             return Ok(Either::Left(stream));
         }
         // Subscribed before the listing: a game created in between is on both, and

@@ -93,7 +93,7 @@ pub fn side_pb(c: Color) -> i32 {
     }
 }
 
-fn ts(ms: i64) -> Option<Timestamp> {
+pub(super) fn ts(ms: i64) -> Option<Timestamp> {
     Some(Timestamp {
         seconds: ms.div_euclid(1000),
         nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,

@@ -21,6 +21,7 @@ pub mod codec;
 pub mod convert;
 pub mod cursor;
 mod error;
+mod feed_standings;
 pub mod frame;
 mod games;
 pub mod pb;

@@ -36,15 +36,24 @@ use tonic::Status;
 use super::auth::Role;
 use super::convert::resync_pb;
 use super::error::status;
+use super::feed_standings::Tracker;
 use super::frame::{Encoded, EventFrame};
 use super::pb;
 use super::watch::{Resume, Standing, count, join, joining, loaded, next_pb};
 use crate::hub::metrics::WatchKind;
-use crate::hub::{Audience, GameHandle, GameMeta, Hub, HubError, Snapshot, WatchPermit};
+use crate::hub::{
+    Audience, GameHandle, GameMeta, Hub, HubError, Snapshot, Tournaments, WatchPermit,
+};
 use crate::store::GameFilter;
 
 /// How often an idle feed looks whether any stream is still on it.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
+
+/// How long after a held-back result becomes public the feed reads the standings again
+/// on its own. A result of a game on the feed comes sooner, with the game's final event
+/// (the standings follow that event); this is for the others (a correction made after
+/// the game's stream ended, a game of another round).
+const REVEAL_GRACE_MS: i64 = 1_000;
 
 /// What a feed follows: a round (empty: every round of the event) for one audience.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -82,6 +91,11 @@ enum What<M> {
     Message { seq: u64, resync: bool, message: M },
     /// The game is over; its final event came before.
     End,
+    /// The tournament's standings changed (`feed_standings`): of no game.
+    Standings(M),
+    /// The tournament is over and every game on the feed has ended: the streams of a
+    /// whole-event feed, which stay open between rounds, end with this.
+    Over,
     /// The feed stops: every stream on it ends with this.
     Failed(Status),
 }
@@ -94,6 +108,11 @@ struct FeedState {
     ids: Vec<Arc<str>>,
     ended: Vec<bool>,
     failed: Option<Status>,
+    /// The tournament's standings as last published (none: not a tournament's event).
+    standings: Option<Arc<Encoded>>,
+    /// A whole-event feed of a tournament: it stays open between rounds, until the
+    /// tournament is over.
+    holds_open: bool,
 }
 
 impl FeedState {
@@ -148,6 +167,13 @@ impl Feed {
                 state.failed = Some(s.clone());
                 What::Failed(s)
             }
+            What::Standings(mut message) => {
+                message.cursor = state.standing.cursor();
+                let message = Encoded::new(*message);
+                state.standings = Some(message.clone());
+                What::Standings(message)
+            }
+            What::Over => What::Over,
         };
         let game_id = state.ids.get(game).cloned().unwrap_or_else(|| "".into());
         let _ = self.tx.send(Arc::new(FeedItem {
@@ -174,6 +200,7 @@ impl Feeds {
     fn subscribe(
         self: &Arc<Self>,
         hub: &Arc<Hub>,
+        tournaments: &Arc<Tournaments>,
         key: FeedKey,
     ) -> (Arc<Feed>, broadcast::Receiver<Arc<FeedItem>>) {
         let mut map = self.lock();
@@ -190,13 +217,21 @@ impl Feeds {
                 ids: Vec::new(),
                 ended: Vec::new(),
                 failed: None,
+                standings: None,
+                holds_open: false,
             }),
             key: key.clone(),
             tx,
             ready,
         });
         map.insert(key, feed.clone());
-        tokio::spawn(run(hub.clone(), self.clone(), feed.clone(), ready_tx));
+        tokio::spawn(run(
+            hub.clone(),
+            tournaments.clone(),
+            self.clone(),
+            feed.clone(),
+            ready_tx,
+        ));
         (feed, rx)
     }
 
@@ -270,15 +305,54 @@ enum Wake {
     Stop,
     Item(usize, What<Box<pb::GameEvent>>),
     Created(Result<Arc<GameMeta>, broadcast::error::RecvError>),
+    /// A tournament recorded something (its key), or the notices were missed (`None`).
+    Changed(Option<Arc<str>>),
+    /// A result held back from the public became public.
+    Reveal,
     Check,
 }
 
+/// Sleeps until `at_ms` (wall ms since the epoch).
+async fn until_wall(at_ms: i64) {
+    let wait = at_ms.saturating_sub(wall_ms()).max(0);
+    tokio::time::sleep(Duration::from_millis(u64::try_from(wait).unwrap_or(0))).await;
+}
+
+fn wall_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// The feed's standings read again (after a result at `result_ms`, when one caused it):
+/// published when they changed. A failure to read them is logged and left for the next
+/// change (the games' events go on).
+async fn restand(feed: &Feed, tracker: &mut Option<Tracker>, result_ms: Option<i64>) {
+    let Some(t) = tracker else { return };
+    let on_feed = |id: &str| feed.lock().standing.has(id);
+    match t.update(wall_ms(), result_ms, on_feed).await {
+        Ok(Some(message)) => feed.publish(usize::MAX, What::Standings(Box::new(message))),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(
+            event = %feed.key.event,
+            error = %e,
+            "round feed: standings not read; they wait for the next change"
+        ),
+    }
+}
+
 /// A feed's task: its games, then what they publish until it ends.
-async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Sender<bool>) {
+async fn run(
+    hub: Arc<Hub>,
+    tournaments: Arc<Tournaments>,
+    feeds: Arc<Feeds>,
+    feed: Arc<Feed>,
+    ready: watch::Sender<bool>,
+) {
     let _running = hub.metrics().round_feed();
     let key = feed.key.clone();
     let filter = key.filter();
     let mut created = hub.subscribe_created();
+    // Before the standings are first read: no change after it is missed.
+    let mut changes = tournaments.subscribe_changes();
     let mut map: SelectAll<GameStream> = SelectAll::new();
     let started = async {
         let metas = hub
@@ -291,16 +365,29 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
                 watches.push((m.id, w));
             }
         }
-        Ok::<_, Status>(watches)
+        let mut tracker = Tracker::start(tournaments.clone(), &key.event, key.audience).await?;
+        let standings = match &mut tracker {
+            // Every game the feed has is where its audience stands: their results show.
+            Some(t) => t.update(wall_ms(), None, |_| false).await?,
+            None => None,
+        };
+        Ok::<_, Status>((watches, tracker, standings))
     }
     .await;
-    match started {
-        Ok(watches) => {
+    let mut tracker = match started {
+        Ok((watches, tracker, standings)) => {
             let mut state = feed.lock();
             for (id, w) in watches {
                 let i = state.index(&id, w.last_seq());
                 map.push(game_stream(i, w));
             }
+            // Not published: a stream takes the first standings from the feed's state.
+            state.standings = standings.map(|mut m| {
+                m.cursor = state.standing.cursor();
+                Encoded::new(m)
+            });
+            state.holds_open = tracker.is_some() && key.round.is_empty();
+            tracker
         }
         Err(e) => {
             feed.lock().failed = Some(e);
@@ -308,12 +395,14 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
             let _ = ready.send(true);
             return;
         }
-    }
+    };
+    let holds_open = feed.lock().holds_open;
     let _ = ready.send(true);
     let mut stopped = std::pin::pin!(hub.stopped());
     let mut listening = true;
     let mut check = tokio::time::interval(IDLE_CHECK);
     check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut reveal = tracker.as_ref().and_then(Tracker::next_reveal);
     loop {
         let wake = tokio::select! {
             biased;
@@ -322,6 +411,14 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
                 Wake::Item(game, what)
             }
             c = created.recv(), if listening => Wake::Created(c),
+            c = changes.recv(), if tracker.is_some() => Wake::Changed(match c {
+                Ok(key) => Some(key),
+                Err(broadcast::error::RecvError::Lagged(_)) => None,
+                // The tournaments outlive their feeds: not reached.
+                Err(broadcast::error::RecvError::Closed) => continue,
+            }),
+            () = until_wall(reveal.unwrap_or(0).saturating_add(REVEAL_GRACE_MS)),
+                if reveal.is_some() => Wake::Reveal,
             _ = check.tick() => Wake::Check,
         };
         match wake {
@@ -332,12 +429,37 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
             }
             Wake::Item(game, what) => {
                 let failed = matches!(what, What::Failed(_));
+                // A game's final event: the standings after it follow it on the feed.
+                let result_ms = match &what {
+                    What::Message { message, .. } => match (&message.kind, &message.server_time) {
+                        (Some(pb::game_event::Kind::GameFinished(_)), Some(t)) => {
+                            if let Some(tracker) = &mut tracker {
+                                tracker.result_shown(&message.game_id);
+                            }
+                            Some(t.seconds * 1000 + i64::from(t.nanos / 1_000_000))
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
                 feed.publish(game, what);
                 if failed {
                     feeds.leave(&feed, false);
                     return;
                 }
+                if result_ms.is_some() {
+                    restand(&feed, &mut tracker, result_ms).await;
+                }
             }
+            Wake::Changed(changed) => {
+                let ours = tracker
+                    .as_ref()
+                    .is_some_and(|t| changed.as_deref().is_none_or(|k| k == t.key()));
+                if ours {
+                    restand(&feed, &mut tracker, None).await;
+                }
+            }
+            Wake::Reveal => restand(&feed, &mut tracker, None).await,
             Wake::Created(c) => {
                 let joining = match joining(&hub, &filter, c).await {
                     Ok(Some(metas)) => metas,
@@ -377,10 +499,19 @@ async fn run(hub: Arc<Hub>, feeds: Arc<Feeds>, feed: Arc<Feed>, ready: watch::Se
             }
         }
         if map.is_empty() && feed.lock().standing.len() > 0 {
-            // Every game on it has finished: the streams on it end after their ends.
-            feeds.leave(&feed, false);
-            return;
+            // Every game on it has finished: the streams on it end after their ends; on a
+            // whole-event feed of a tournament, once the tournament is over too.
+            if !holds_open {
+                feeds.leave(&feed, false);
+                return;
+            }
+            if tracker.as_ref().is_some_and(Tracker::finished) {
+                feeds.leave(&feed, false);
+                feed.publish(usize::MAX, What::Over);
+                return;
+            }
         }
+        reveal = tracker.as_ref().and_then(Tracker::next_reveal);
     }
 }
 
@@ -413,6 +544,10 @@ struct Follower {
     games: Vec<Followed>,
     /// The stream's index of each of the feed's games (`usize::MAX`: not on the stream).
     by_feed: Vec<usize>,
+    /// A whole-event stream of a tournament: open until the feed says it is over.
+    holds_open: bool,
+    /// The feed said the tournament is over.
+    over: bool,
 }
 
 impl Follower {
@@ -586,7 +721,23 @@ impl Follower {
     }
 
     fn finished(&self) -> bool {
-        !self.games.is_empty() && self.games.iter().all(|g| g.done)
+        self.over
+            || (!self.holds_open && !self.games.is_empty() && self.games.iter().all(|g| g.done))
+    }
+
+    /// A standings message of the feed as this stream sends it: as it is when the stream
+    /// stands where the feed did, with the stream's cursor otherwise.
+    fn standings(&self, message: &Arc<Encoded>, in_step: bool) -> EventFrame {
+        if in_step {
+            return EventFrame::Shared(message.clone());
+        }
+        let cursor = self.standing.cursor();
+        if cursor == message.message().cursor {
+            return EventFrame::Shared(message.clone());
+        }
+        let mut own = message.message().clone();
+        own.cursor = cursor;
+        own.into()
     }
 }
 
@@ -611,6 +762,7 @@ enum Step {
 /// this round.
 pub(super) async fn open(
     hub: &Arc<Hub>,
+    tournaments: &Arc<Tournaments>,
     feeds: &Arc<Feeds>,
     req: RoundStream,
     froms: &(dyn Fn(&[GameMeta]) -> Vec<Resume> + Sync),
@@ -620,7 +772,7 @@ pub(super) async fn open(
         round: req.round.clone(),
         audience: req.audience,
     };
-    let (feed, mut rx) = feeds.subscribe(hub, key.clone());
+    let (feed, mut rx) = feeds.subscribe(hub, tournaments, key.clone());
     let mut ready = feed.ready.clone();
     if ready.wait_for(|r| *r).await.is_err() {
         return Err(status(&HubError::ShuttingDown));
@@ -642,6 +794,8 @@ pub(super) async fn open(
         standing: Standing::new(&req.event, &req.round),
         games: Vec::with_capacity(metas.len()),
         by_feed: Vec::new(),
+        holds_open: state.holds_open,
+        over: false,
     };
     // Where each game is to be brought before the feed's messages, and whether it has
     // ended there.
@@ -684,6 +838,12 @@ pub(super) async fn open(
                 }
             }
             follower.games[i].done = ended && follower.standing.seq(i) >= until;
+        }
+        // The standings as the feed last had them, once the games are caught up.
+        if let Some(standings) = &state.standings {
+            let e = follower.standings(standings, false);
+            count(&metrics, kind, e.message());
+            yield Ok(e);
         }
         // In step: the stream stands where the feed does, and sends its messages as
         // they are.
@@ -774,6 +934,13 @@ async fn lagged(
         Ok(messages) => messages,
         Err(s) => return Step::Fail(s),
     };
+    // Standings the stream lost and the channel no longer holds: the feed's last ones.
+    let kept = retained
+        .iter()
+        .any(|item| matches!(item.what, What::Standings(_)));
+    if let (false, Some(standings)) = (kept, &state.standings) {
+        out.push(follower.standings(standings, false));
+    }
     for item in &retained {
         match take(follower, item, in_step).await {
             Step::Send(messages) => out.extend(messages),
@@ -794,6 +961,11 @@ async fn lagged(
 async fn take(follower: &mut Follower, item: &FeedItem, in_step: &mut bool) -> Step {
     let (seq, resync, message) = match &item.what {
         What::Failed(s) => return Step::Fail(s.clone()),
+        What::Standings(message) => return Step::One(follower.standings(message, *in_step)),
+        What::Over => {
+            follower.over = true;
+            return Step::Skip;
+        }
         What::End => {
             if let Some(i) = follower.find(item.game, &item.game_id) {
                 follower.games[i].done = true;
@@ -888,6 +1060,8 @@ mod tests {
                 ids: Vec::new(),
                 ended: Vec::new(),
                 failed: None,
+                standings: None,
+                holds_open: false,
             }),
             key: FeedKey {
                 event: "E".into(),
@@ -905,6 +1079,8 @@ mod tests {
             standing: Standing::new("E", "1"),
             games: Vec::new(),
             by_feed: Vec::new(),
+            holds_open: false,
+            over: false,
         };
         (feed, follower)
     }

@@ -71,7 +71,7 @@ impl Api {
     }
 
     /// The tournaments on the hub.
-    pub(super) fn tournaments(&self) -> &crate::hub::Tournaments {
+    pub(super) fn tournaments(&self) -> &Arc<crate::hub::Tournaments> {
         &self.tournaments
     }
 

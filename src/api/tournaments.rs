@@ -756,7 +756,33 @@ impl pb::tournament_service_server::TournamentService for Api {
     ) -> Result<Response<pb::GetCrosstableResponse>, Status> {
         let role = self.role(&req)?;
         let r = checked(req)?;
+        Ok(Response::new(self.crosstable_for(&role, &r).await?))
+    }
+
+    async fn export_trf(
+        &self,
+        req: Request<pb::ExportTrfRequest>,
+    ) -> Result<Response<pb::ExportTrfResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = checked(req)?;
         let t = seen_by(&role, self.read_tournament(&r.tournament).await?);
+        Ok(Response::new(pb::ExportTrfResponse {
+            trf: trf::write_trf(&t),
+        }))
+    }
+}
+
+impl Api {
+    /// The crosstable (GetCrosstable) as `role` sees the tournament.
+    ///
+    /// # Errors
+    /// NOT_FOUND; the store or a game failing.
+    pub(crate) async fn crosstable_for(
+        &self,
+        role: &Role,
+        r: &pb::GetCrosstableRequest,
+    ) -> Result<pb::GetCrosstableResponse, Status> {
+        let t = seen_by(role, self.read_tournament(&r.tournament).await?);
         let s = t.standings(0);
         let number = |id: u32| t.player(id).map_or(0, |p| p.pairing_number);
         let mut rows: Vec<pb::CrosstableRow> = s
@@ -774,23 +800,9 @@ impl pb::tournament_service_server::TournamentService for Api {
                 .as_ref()
                 .map_or((u32::MAX, 0), |p| (p.pairing_number, p.player_id))
         });
-        Ok(Response::new(pb::GetCrosstableResponse { rows }))
+        Ok(pb::GetCrosstableResponse { rows })
     }
 
-    async fn export_trf(
-        &self,
-        req: Request<pb::ExportTrfRequest>,
-    ) -> Result<Response<pb::ExportTrfResponse>, Status> {
-        let role = self.role(&req)?;
-        let r = checked(req)?;
-        let t = seen_by(&role, self.read_tournament(&r.tournament).await?);
-        Ok(Response::new(pb::ExportTrfResponse {
-            trf: trf::write_trf(&t),
-        }))
-    }
-}
-
-impl Api {
     /// GetStandings's answer for `role` (HTTP's `/standings/<event>.json` and `.csv` too):
     /// behind the broadcast delay for non-arbiters.
     ///
@@ -809,29 +821,40 @@ impl Api {
                 r.round
             )));
         }
-        let s = t.standings(r.round);
-        Ok(pb::GetStandingsResponse {
-            round: s.round,
-            tiebreak_names: s
-                .tiebreaks
-                .iter()
-                .map(|t| standings::tiebreak_name(*t).to_string())
-                .collect(),
-            rows: s
-                .rows
-                .iter()
-                .map(|row| pb::StandingsRow {
-                    rank: row.rank,
-                    player: player_of(&t, row.player),
-                    points: row.points,
-                    games: row.games,
-                    wins: row.wins,
-                    draws: row.draws,
-                    losses: row.losses,
-                    forfeits: row.forfeits,
-                    tiebreaks: row.tiebreaks.clone(),
-                })
-                .collect(),
-        })
+        Ok(standings_pb(&t, r.round))
+    }
+}
+
+/// The standings after `round` (0: every result so far) of a tournament as the caller
+/// sees it (see [`seen_by`]), as GetStandings answers.
+pub(super) fn standings_pb(t: &Tournament, round: u32) -> pb::GetStandingsResponse {
+    let s = t.standings(round);
+    pb::GetStandingsResponse {
+        round: s.round,
+        tiebreak_names: s
+            .tiebreaks
+            .iter()
+            .map(|t| standings::tiebreak_name(*t).to_string())
+            .collect(),
+        tiebreak_abbreviations: s
+            .tiebreaks
+            .iter()
+            .map(|t| standings::tiebreak_abbreviation(*t).to_string())
+            .collect(),
+        rows: s
+            .rows
+            .iter()
+            .map(|row| pb::StandingsRow {
+                rank: row.rank,
+                player: player_of(t, row.player),
+                points: row.points,
+                games: row.games,
+                wins: row.wins,
+                draws: row.draws,
+                losses: row.losses,
+                forfeits: row.forfeits,
+                tiebreaks: row.tiebreaks.clone(),
+            })
+            .collect(),
     }
 }

@@ -321,6 +321,14 @@ fn kind_json(kind: &Kind) -> (&'static str, Value) {
             "player_marked_absent",
             json!({"side": name!(pb::Side, e.side)}),
         ),
+        Kind::StandingsUpdated(e) => (
+            "standings_updated",
+            json!({
+                "tournament": e.tournament,
+                "finished": e.finished,
+                "standings": e.standings.as_ref().map_or(Value::Null, super::standings::standings_json),
+            }),
+        ),
         Kind::Resync(e) => (
             "resync",
             json!({"game": e.game.as_ref().map_or(Value::Null, game_json)}),

@@ -9,24 +9,7 @@ use crate::api::pb;
 /// `1  4. Dolgov (2300)  6  5 games +2 =2 -1  16 2 0`, one line a player after a heading.
 pub(super) fn print_standings(json: bool, s: &pb::GetStandingsResponse) {
     if json {
-        println!(
-            "{}",
-            json!({
-                "round": s.round,
-                "tiebreak_names": s.tiebreak_names,
-                "rows": s.rows.iter().map(|r| json!({
-                    "rank": r.rank,
-                    "player": r.player.as_ref().map(player_json),
-                    "points": r.points,
-                    "games": r.games,
-                    "wins": r.wins,
-                    "draws": r.draws,
-                    "losses": r.losses,
-                    "forfeits": r.forfeits,
-                    "tiebreaks": r.tiebreaks,
-                })).collect::<Vec<Value>>(),
-            })
-        );
+        println!("{}", standings_json(s));
         return;
     }
     println!(
@@ -62,6 +45,26 @@ pub(super) fn print_standings(json: bool, s: &pb::GetStandingsResponse) {
             tiebreaks.join(" "),
         );
     }
+}
+
+/// The standings as one JSON object (`tournament standings --json`, and the
+/// `standings_updated` messages of `watch --json`).
+pub(super) fn standings_json(s: &pb::GetStandingsResponse) -> Value {
+    json!({
+        "round": s.round,
+        "tiebreak_names": s.tiebreak_names,
+        "rows": s.rows.iter().map(|r| json!({
+            "rank": r.rank,
+            "player": r.player.as_ref().map(player_json),
+            "points": r.points,
+            "games": r.games,
+            "wins": r.wins,
+            "draws": r.draws,
+            "losses": r.losses,
+            "forfeits": r.forfeits,
+            "tiebreaks": r.tiebreaks,
+        })).collect::<Vec<Value>>(),
+    })
 }
 
 /// Round by round (`4w 1` = against number 4 with White, won), or as a round-robin's

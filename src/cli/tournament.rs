@@ -3,6 +3,7 @@
 //! with pairing numbers and ratings, the drawn opening, the game ids); `--json` prints the
 //! answer's fields as JSON.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -11,6 +12,7 @@ use serde_json::{Value, json};
 use super::client::{Connection, block_on, connect, request, status_text};
 use super::entrant::{player_json, player_text};
 use crate::api::pb;
+use crate::api::pb::broadcast_service_client::BroadcastServiceClient;
 use crate::api::pb::tournament_service_client::TournamentServiceClient;
 
 /// `draughts-arbiter tournament …`.
@@ -205,6 +207,16 @@ pub enum TournamentAction {
         #[arg(long)]
         matrix: bool,
     },
+    /// Follow the event (WatchEvent): every game's events as they are recorded, each line
+    /// after its game's id, and the standings as they change. Without `--round` it stays
+    /// open between rounds and ends when the tournament is over.
+    Watch {
+        /// The tournament's name (exactly: its games' event).
+        name: String,
+        /// Only this round.
+        #[arg(long)]
+        round: Option<u32>,
+    },
 }
 
 pub(super) fn run_tournament(args: &TournamentArgs) -> ExitCode {
@@ -278,7 +290,7 @@ fn bye_arg(s: &str) -> Result<pb::GivenBye, String> {
 async fn tournament(args: &TournamentArgs) -> Result<(), String> {
     let c = &args.connection;
     let ch = connect(c, &c.server).await?;
-    let mut t = TournamentServiceClient::new(ch);
+    let mut t = TournamentServiceClient::new(ch.clone());
     let token = &c.token;
     let json = c.json;
     let st = |s: tonic::Status| status_text(&s);
@@ -582,6 +594,34 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
                 .map_err(st)?
                 .into_inner();
             super::standings::print_crosstable(json, *matrix, &table);
+        }
+        TournamentAction::Watch { name, round } => {
+            let mut stream = BroadcastServiceClient::new(ch)
+                .watch_event(request(
+                    token,
+                    pb::WatchEventRequest {
+                        event: name.clone(),
+                        round: round.map(|r| r.to_string()).unwrap_or_default(),
+                        ..Default::default()
+                    },
+                ))
+                .await
+                .map_err(st)?
+                .into_inner();
+            while let Some(e) = tokio_stream::StreamExt::next(&mut stream).await {
+                let e = e.map_err(st)?;
+                let line = if json {
+                    super::events::event_json(&e).to_string()
+                } else if e.game_id.is_empty() {
+                    super::events::describe(&e)
+                } else {
+                    format!("{} {}", e.game_id, super::events::describe(&e))
+                };
+                // A closed pipe (`| head`) ends the watch quietly.
+                if writeln!(std::io::stdout(), "{line}").is_err() {
+                    break;
+                }
+            }
         }
     }
     Ok(())

@@ -33,6 +33,9 @@ use crate::tournament::{
 /// How often a command is decided again after another writer's append got in first.
 const RETRIES: usize = 8;
 
+/// How many changes a subscriber may fall behind before it is told it lagged.
+const CHANGED_QUEUE: usize = 256;
+
 /// Why a tournament's command or read failed.
 #[derive(Debug)]
 pub enum TournamentsError {
@@ -94,6 +97,8 @@ struct Loaded {
 pub struct Tournaments {
     hub: Arc<Hub>,
     open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Loaded>>>>>,
+    /// The key of each tournament as it records events (here: on this node).
+    changed: tokio::sync::broadcast::Sender<Arc<str>>,
 }
 
 impl Tournaments {
@@ -103,7 +108,17 @@ impl Tournaments {
         Arc::new(Tournaments {
             hub,
             open: Mutex::new(HashMap::new()),
+            changed: tokio::sync::broadcast::channel(CHANGED_QUEUE).0,
         })
+    }
+
+    /// The keys of the tournaments that record events from now on (on this node), each
+    /// once per command or per result taken in: what a standings display waits for. A
+    /// receiver that falls behind gets `Lagged` and should read every tournament it
+    /// follows again.
+    #[must_use]
+    pub fn subscribe_changes(&self) -> tokio::sync::broadcast::Receiver<Arc<str>> {
+        self.changed.subscribe()
     }
 
     /// How many tournaments are held in memory (loaded, or being loaded).
@@ -265,6 +280,7 @@ impl Tournaments {
                         state: after,
                         last_seq,
                     });
+                    let _ = self.changed.send(key.into());
                     return Ok(events);
                 }
                 // Another writer got in first: read what it wrote and decide again.

@@ -108,6 +108,21 @@ pub fn tiebreak_name(t: Tiebreak) -> &'static str {
     }
 }
 
+/// A tiebreak's short column heading, as wall charts print it (`SB`, `Sol`).
+#[must_use]
+pub fn tiebreak_abbreviation(t: Tiebreak) -> &'static str {
+    match t {
+        Tiebreak::Wins => "W",
+        Tiebreak::MutualResult => "MR",
+        Tiebreak::SonnebornBerger => "SB",
+        Tiebreak::Solkoff => "Sol",
+        Tiebreak::TruncatedSolkoff => "TSol",
+        Tiebreak::MedianSolkoff => "MSol",
+        Tiebreak::GamesWithBlack => "Blk",
+        Tiebreak::AverageRatingOfOpponents => "ARO",
+    }
+}
+
 /// The fraction of a game a score gives White and Black (both lose: nothing to either).
 fn fractions(score: Score) -> (f64, f64) {
     match score {

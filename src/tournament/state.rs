@@ -205,6 +205,25 @@ impl Tournament {
         seen
     }
 
+    /// The tournament as if the games `held` picks had no result yet (a display that has
+    /// not shown their final event yet), and what follows from that.
+    #[must_use]
+    pub fn holding_back(&self, held: impl Fn(&str) -> bool) -> Tournament {
+        let mut seen = self.clone();
+        for slot in seen
+            .rounds
+            .iter_mut()
+            .flat_map(|r| r.pairings.iter_mut())
+            .flat_map(|p| p.games.iter_mut())
+        {
+            if slot.played && !slot.results.is_empty() && held(&slot.game_id) {
+                slot.results.clear();
+                slot.outcome = None;
+            }
+        }
+        seen
+    }
+
     /// The round and the game slot that replaced `game_id` (T 5: a default annulled).
     pub fn replacing(&self, game_id: &str) -> Option<(u32, &GameSlot)> {
         self.rounds.iter().find_map(|r| {

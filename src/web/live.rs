@@ -31,7 +31,7 @@ use crate::api::pb::FILE_DESCRIPTOR_SET;
 
 /// Scripts, styles, fonts, images and connections from this origin only; nothing inline,
 /// no plugins, no framing, no forms. The page's gRPC calls go to the same origin.
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+pub(super) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
      connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// The prefix of the page's assets.
@@ -51,11 +51,17 @@ const PAGE: Asset = Asset {
 };
 
 /// The files under [`ASSETS`], by the name in their URL.
-const FILES: [Asset; 4] = [
+const FILES: [Asset; 5] = [
     Asset {
         name: "live.css",
         content_type: "text/css; charset=utf-8",
         body: include_bytes!("live/live.css"),
+    },
+    Asset {
+        // The standings page's (`/standings/<event>`, written by `super::standings`).
+        name: "standings.css",
+        content_type: "text/css; charset=utf-8",
+        body: include_bytes!("live/standings.css"),
     },
     Asset {
         name: "live.js",
@@ -129,6 +135,20 @@ async fn asset(path: Result<Path<String>, PathRejection>, headers: HeaderMap) ->
         )
             .into_response(),
     }
+}
+
+/// `text` as one percent-encoded path segment (RFC 3986: all but the unreserved
+/// characters encoded), for links to `/live/<event>`.
+pub(super) fn path_segment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// A path whose segments do not decode (bad percent-encoding, not UTF-8).
@@ -227,6 +247,7 @@ mod tests {
             ("live.js", "text/javascript; charset=utf-8"),
             ("connect-protobuf.js", "text/javascript; charset=utf-8"),
             ("live.css", "text/css; charset=utf-8"),
+            ("standings.css", "text/css; charset=utf-8"),
             ("arbiter.binpb", "application/octet-stream"),
         ] {
             let r = get_path(&format!("/assets/live/{name}"), None).await;

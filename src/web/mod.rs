@@ -9,7 +9,8 @@
 //! - `GET /live/<event>`, `GET /live/<event>/<round>`: the live board page (`live`), and
 //!   its assets under `/assets/live/`.
 //! - `GET /standings/<event>.json`, `GET /standings/<event>.csv` (`?round=N`): the
-//!   standings as `GetStandings` gives them to the caller (`standings`).
+//!   standings as `GetStandings` gives them to the caller; `GET /standings/<event>`: the
+//!   same as a page for a phone, with every player's rounds (`standings`).
 //!
 //! - Any other path: 404 with the refusal as text ([`fallback`]); a gRPC call to a method
 //!   that does not exist still gets gRPC's UNIMPLEMENTED.
@@ -57,7 +58,7 @@ pub async fn fallback(request: axum::extract::Request) -> Response {
     }
     let message = format!(
         "path: no page at {:?}; the pages are /pdn/<event>[/<round>[/stream]], \
-         /live/<event>[/<round>] and /standings/<event>.json|.csv",
+         /live/<event>[/<round>] and /standings/<event>[.json|.csv]",
         request.uri().path()
     );
     // The path is the caller's: quoted, and the answer bounded as every status is.

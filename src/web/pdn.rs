@@ -171,6 +171,8 @@ fn follow(
             // Everything ready now, without waiting.
             while let Some(i) = item.take() {
                 match i {
+                    // A message of no game (the standings) changes no game's PDN.
+                    Ok(e) if e.message().game_id.is_empty() => {}
                     Ok(e) => {
                         changed.insert(e.message().game_id.clone());
                     }

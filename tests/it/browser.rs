@@ -907,3 +907,228 @@ async fn live_page_follows_the_round_in_chromium() {
     );
     server.stop();
 }
+
+/// Sets the page's viewport (not the window) to `width` × `height` CSS pixels.
+async fn viewport(browser: &Browser, width: i64, height: i64) {
+    let mut rect = (width, height);
+    for _ in 0..3 {
+        browser
+            .command(
+                "POST",
+                "window/rect",
+                Some(&json!({ "width": rect.0, "height": rect.1 })),
+            )
+            .await;
+        let inner = browser.eval("return [innerWidth, innerHeight];").await;
+        let (w, h) = (
+            inner[0].as_i64().unwrap_or(0),
+            inner[1].as_i64().unwrap_or(0),
+        );
+        if (w, h) == (width, height) {
+            return;
+        }
+        rect = (rect.0 + width - w, rect.1 + height - h);
+    }
+    panic!("the viewport could not be set to {width}x{height}");
+}
+
+/// Where every board of the page is, and whether the page scrolls.
+const HALL: &str = r#"
+const vw = innerWidth, vh = innerHeight;
+const games = [...document.querySelectorAll('.game')].map(g => {
+  const r = g.getBoundingClientRect();
+  const b = g.querySelector('svg.board').getBoundingClientRect();
+  const c = g.querySelector('.clock');
+  return { top: r.top, left: r.left, bottom: r.bottom, right: r.right, board: b.width,
+           boardBottom: b.bottom, clockPx: parseFloat(getComputedStyle(c).fontSize),
+           names: [...g.querySelectorAll('.player .name')].map(n => n.textContent) };
+});
+const panel = document.getElementById('standings');
+const p = panel.getBoundingClientRect();
+return { vw, vh, scrollW: document.documentElement.scrollWidth, scrollH: document.documentElement.scrollHeight,
+         games, standings: { hidden: panel.hidden, rows: panel.querySelectorAll('tbody tr').length,
+         shown: [...panel.querySelectorAll('tbody tr')].filter(r => !r.hidden).length,
+         left: p.left, right: p.right, bottom: p.bottom,
+         first: (panel.querySelector('tbody tr td.name .pname') || {}).textContent || '',
+         firstPts: (panel.querySelector('tbody tr td.pts') || {}).textContent || '' } };
+"#;
+
+/// Projector mode and the standings (issue 41): at 1920×1080, `?view=hall` shows every
+/// board of a 6- and of a 10-board round, each board whole within the screen and nothing
+/// scrolling, with large clocks and the standings panel beside them (showing the result
+/// declared); `/standings/<event>` on a phone's screen (412×915) without sideways
+/// scrolling. Screenshots: `target/browser/hall-6.png`, `hall-10.png`,
+/// `standings-phone.png`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn projector_mode_and_standings_page_in_chromium() {
+    use draughts_arbiter::api::pb::tournament_service_client::TournamentServiceClient;
+    if skipped() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let port = free_port();
+    let mut server = Server::spawn(
+        &dir.path().join("data"),
+        port,
+        None,
+        &dir.path().join("server.log"),
+    );
+    let ch = server.ready(None).await;
+    let mut t = TournamentServiceClient::new(ch.clone());
+    let mut firsts = Vec::new();
+    for (name, players) in [("Hall Six", 12), ("Hall Ten", 20)] {
+        t.create_tournament(pb::CreateTournamentRequest {
+            name: name.into(),
+            variant: pb::Variant::Russian as i32,
+            system: pb::TournamentSystem::RoundRobin as i32,
+            time_control: "15m+10s".into(),
+            default_time_ms: Some(0),
+            ..Default::default()
+        })
+        .await
+        .expect("created");
+        t.add_players(pb::AddPlayersRequest {
+            tournament: name.into(),
+            players: (1..=players)
+                .map(|i| pb::Player {
+                    name: format!("Player {i:02} {}", &name[5..]),
+                    federation: "RUS".into(),
+                    rating: 2000 + i,
+                    ..Default::default()
+                })
+                .collect(),
+        })
+        .await
+        .expect("players");
+        let paired = t
+            .pair_round(pb::PairRoundRequest {
+                tournament: name.into(),
+                round: 1,
+                ..Default::default()
+            })
+            .await
+            .expect("paired")
+            .into_inner();
+        t.start_round(pb::StartRoundRequest {
+            tournament: name.into(),
+            round: 1,
+        })
+        .await
+        .expect("started");
+        firsts.push(paired.pairings[0].clone());
+    }
+    // Hall Six, board 1: White wins; the standings put White first with 2 points.
+    let winner = firsts[0].white.as_ref().expect("white").name.clone();
+    ArbiterServiceClient::new(ch.clone())
+        .declare_result(pb::DeclareResultRequest {
+            game_id: firsts[0].game_ids[0].clone(),
+            result: pb::GameResult::WhiteWins as i32,
+            explanation: "Black resigned, reported by both players".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("declared");
+
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser");
+    std::fs::create_dir_all(&shots).expect("screenshot dir");
+    let browser = Browser::start(&dir.path().join("profile")).await;
+    viewport(&browser, 1920, 1080).await;
+    for (event, boards, players) in [("Hall%20Six", 6, 12), ("Hall%20Ten", 10, 20)] {
+        browser
+            .open(&format!("http://127.0.0.1:{port}/live/{event}/1?view=hall"))
+            .await;
+        let (hall, _) = browser
+            .wait_for(
+                "every board and the standings",
+                HALL,
+                Duration::from_secs(20),
+                |v| {
+                    v["games"].as_array().is_some_and(|g| g.len() == boards)
+                        && v["standings"]["rows"] == json!(players)
+                        && v["games"]
+                            .as_array()
+                            .is_some_and(|g| g.iter().all(|g| g["names"][0] != json!("Black")))
+                },
+            )
+            .await;
+        // Laid out (the grid is set once the cards are in).
+        sleep(Duration::from_millis(300)).await;
+        let hall = {
+            let again = browser.eval(HALL).await;
+            if again["games"].as_array().map(Vec::len) == Some(boards) {
+                again
+            } else {
+                hall
+            }
+        };
+        let (vw, vh) = (
+            hall["vw"].as_f64().unwrap_or(0.0),
+            hall["vh"].as_f64().unwrap_or(0.0),
+        );
+        assert_eq!((vw, vh), (1920.0, 1080.0));
+        assert!(
+            hall["scrollW"].as_f64() <= Some(vw) && hall["scrollH"].as_f64() <= Some(vh),
+            "nothing scrolls: {hall}"
+        );
+        for g in hall["games"].as_array().expect("games") {
+            let f = |k: &str| g[k].as_f64().unwrap_or(f64::NAN);
+            assert!(
+                f("top") >= 0.0 && f("left") >= 0.0 && f("bottom") <= vh && f("right") <= vw,
+                "board within the screen: {g}"
+            );
+            assert!(f("boardBottom") <= vh, "the whole board shows: {g}");
+            assert!(f("board") >= 200.0, "boards readable from the hall: {g}");
+            assert!(f("clockPx") >= 28.0, "large clocks: {g}");
+            assert!(
+                f("right") <= hall["standings"]["left"].as_f64().unwrap_or(0.0) + 1.0,
+                "the standings beside the boards: {g}"
+            );
+        }
+        assert_eq!(hall["standings"]["hidden"], json!(false));
+        assert!(hall["standings"]["bottom"].as_f64() <= Some(vh));
+        assert!(hall["standings"]["shown"].as_u64() >= Some(10), "{hall}");
+        if boards == 6 {
+            assert_eq!(hall["standings"]["first"], json!(winner), "{hall}");
+            assert_eq!(hall["standings"]["firstPts"], json!("2"));
+        }
+        let png = browser.screenshot().await;
+        let shot = shots.join(format!("hall-{boards}.png"));
+        std::fs::write(&shot, &png).expect("write the screenshot");
+        eprintln!(
+            "screenshot: {} ({} bytes); boards {:.0} px",
+            shot.display(),
+            png.len(),
+            hall["games"][0]["board"].as_f64().unwrap_or(0.0)
+        );
+    }
+
+    // The standings page on a phone.
+    viewport(&browser, 412, 915).await;
+    browser
+        .open(&format!("http://127.0.0.1:{port}/standings/Hall%20Six"))
+        .await;
+    let (page, _) = browser
+        .wait_for(
+            "the standings page",
+            r#"return { rows: document.querySelectorAll('table.standings tbody tr').length,
+                        rounds: document.querySelectorAll('table.rounds tbody tr').length,
+                        first: (document.querySelector('table.standings tbody .pname') || {}).textContent || '',
+                        pts: (document.querySelector('table.standings tbody td.pts') || {}).textContent || '',
+                        scrollW: document.documentElement.scrollWidth, vw: innerWidth };"#,
+            Duration::from_secs(10),
+            |v| v["rows"] == json!(12),
+        )
+        .await;
+    assert_eq!(page["rounds"], json!(12), "every player's rounds: {page}");
+    assert_eq!(page["first"], json!(winner));
+    assert_eq!(page["pts"], json!("2"));
+    assert!(
+        page["scrollW"].as_f64() <= page["vw"].as_f64(),
+        "no sideways scrolling on a phone: {page}"
+    );
+    let png = browser.screenshot().await;
+    let shot = shots.join("standings-phone.png");
+    std::fs::write(&shot, &png).expect("write the screenshot");
+    eprintln!("screenshot: {} ({} bytes)", shot.display(), png.len());
+    server.stop();
+}

@@ -55,6 +55,7 @@ mod service;
 mod session;
 mod session_props;
 mod standings;
+mod standings_stream;
 mod store;
 mod swiss_engine;
 mod tls;

@@ -9,6 +9,11 @@
 // shows: those, the score sheet, the clocks and the game's status. After a drop the
 // stream is resumed from the `cursor` of the last message; a cursor the server refuses
 // (INVALID_ARGUMENT) starts the page over from the round's first event.
+//
+// On a tournament's event the stream also carries the standings (`standingsUpdated`),
+// shown beside the boards. `?view=hall` is the projector mode: every board of the round
+// on one screen (the grid chosen for the largest boards that fit), large clocks, the
+// standings at the side, paged when they do not fit.
 
 import {
   Code,
@@ -37,6 +42,10 @@ const SCORE = { 1: "1–0", 2: "0–1", 3: "½–½", 4: "0–0", 5: "—" };
 // ---------------------------------------------------------------------------
 
 const games = new Map();
+// The tournament's standings as the stream last sent them (`StandingsUpdated`).
+let standings = null;
+// The projector mode.
+const hall = new URLSearchParams(location.search).get("view") === "hall";
 
 function newGame(id) {
   return {
@@ -78,6 +87,11 @@ function clockOf(snapshot) {
 }
 
 function applyEvent(ev) {
+  if (ev.kind.case === "standingsUpdated") {
+    standings = ev.kind.value;
+    renderStandings();
+    return;
+  }
   const id = ev.gameId;
   if (!id) return;
   let g = games.get(id);
@@ -445,6 +459,119 @@ function formatDelay(ms) {
   return `${Math.round(ms / 100) / 10} s`;
 }
 
+// ---------------------------------------------------------------------------
+// Standings
+// ---------------------------------------------------------------------------
+
+// 1.5 as "1½", 0.5 as "½"; other fractions with two decimals.
+function points(v) {
+  const x = Number(v);
+  if (Number.isInteger(x)) return String(x);
+  const whole = Math.floor(x);
+  if (Math.abs(x - whole - 0.5) < 1e-9) return `${whole > 0 ? whole : ""}½`;
+  return x.toFixed(2);
+}
+
+let standingsPage = 0;
+
+function renderStandings() {
+  const panel = document.getElementById("standings");
+  const s = standings && standings.standings;
+  if (!s) {
+    panel.hidden = true;
+    return;
+  }
+  panel.hidden = false;
+  document.body.dataset.standings = standings.finished ? "final" : "live";
+  const title = standings.finished ? "Final standings" : s.round > 0 ? `Standings after round ${s.round}` : "Standings";
+  const table = el("table", "table");
+  const head = el("tr");
+  head.appendChild(el("th", "rank", "#"));
+  head.appendChild(el("th", "name", "Player"));
+  head.appendChild(el("th", "pts", "Pts"));
+  head.appendChild(el("th", "n", "G"));
+  s.tiebreakNames.forEach((name, i) => {
+    const th = el("th", "tb", s.tiebreakAbbreviations[i] || `TB${i + 1}`);
+    th.title = name;
+    head.appendChild(th);
+  });
+  const thead = el("thead");
+  thead.appendChild(head);
+  table.appendChild(thead);
+  const body = el("tbody");
+  for (const r of s.rows) {
+    const tr = el("tr");
+    const shared = s.rows.filter((o) => o.rank === r.rank).length > 1;
+    tr.appendChild(el("td", "rank", `${r.rank}${shared ? "=" : ""}`));
+    const p = r.player || {};
+    const who = el("td", "name");
+    who.appendChild(el("span", "pname", p.name || "?"));
+    if (p.federation) who.appendChild(el("span", "fed", p.federation));
+    tr.appendChild(who);
+    tr.appendChild(el("td", "pts", points(r.points)));
+    tr.appendChild(el("td", "n", String(r.games + r.forfeits)));
+    for (const v of r.tiebreaks) tr.appendChild(el("td", "tb", points(v)));
+    body.appendChild(tr);
+  }
+  table.appendChild(body);
+  panel.replaceChildren(el("h2", "", title), table);
+  pageStandings();
+}
+
+// In the hall, the rows that fit, a page at a time.
+function pageStandings() {
+  const panel = document.getElementById("standings");
+  const rows = [...panel.querySelectorAll("tbody tr")];
+  if (!hall || rows.length === 0) return;
+  for (const r of rows) r.hidden = false;
+  const table = panel.querySelector("table");
+  const rowHeight = rows[0].getBoundingClientRect().height || 1;
+  const room = panel.clientHeight - (table.offsetTop - panel.offsetTop) - rowHeight * 1.5;
+  const fit = Math.max(1, Math.floor(room / rowHeight));
+  const pages = Math.ceil(rows.length / fit);
+  standingsPage = standingsPage % pages;
+  rows.forEach((r, i) => {
+    r.hidden = Math.floor(i / fit) !== standingsPage;
+  });
+  panel.dataset.page = pages > 1 ? `${standingsPage + 1}/${pages}` : "";
+}
+
+if (hall) {
+  setInterval(() => {
+    standingsPage += 1;
+    pageStandings();
+  }, 8000);
+}
+
+// ---------------------------------------------------------------------------
+// The hall: the grid with the largest boards that fit
+// ---------------------------------------------------------------------------
+
+function layoutHall() {
+  if (!hall) return;
+  const container = document.getElementById("boards");
+  const n = Math.max(1, container.children.length);
+  const width = container.clientWidth - 16;
+  const height = container.clientHeight - 16;
+  // Each card: its head, two player rows and a result line around the board.
+  const chrome = 168;
+  const gap = 12;
+  let best = { cols: 1, board: 0 };
+  for (let cols = 1; cols <= n; cols++) {
+    const rows = Math.ceil(n / cols);
+    const cellW = (width - gap * (cols - 1)) / cols;
+    const cellH = (height - gap * (rows - 1)) / rows;
+    const board = Math.floor(Math.min(cellW - 28, cellH - chrome));
+    if (board > best.board) best = { cols, rows, board };
+  }
+  container.style.setProperty("--cols", String(best.cols));
+  container.style.setProperty("--rows", String(best.rows || 1));
+  container.style.setProperty("--board", `${Math.max(60, best.board)}px`);
+  pageStandings();
+}
+
+window.addEventListener("resize", layoutHall);
+
 const dirty = new Set();
 let renderQueued = false;
 
@@ -470,11 +597,14 @@ function renderDirty() {
   const want = ordered.map((g) => cards.get(g.id)).filter(Boolean);
   if (want.length !== container.children.length || want.some((c, i) => container.children[i] !== c)) {
     container.replaceChildren(...want);
+    layoutHall();
   }
   document.getElementById("empty").hidden = games.size > 0;
 }
 
 function clearAll() {
+  standings = null;
+  renderStandings();
   games.clear();
   cards.clear();
   dirty.clear();
@@ -542,7 +672,7 @@ async function follow(client, headers) {
         backoff = 500;
         applyEvent(ev);
         if (ev.cursor) cursor = ev.cursor;
-        markDirty(ev.gameId);
+        if (ev.gameId) markDirty(ev.gameId);
       }
       // Ended with status OK: every game of the stream has finished.
       if (games.size === 0) {
@@ -551,7 +681,7 @@ async function follow(client, headers) {
         await sleep(5000);
         continue;
       }
-      setStatus("finished", "round finished");
+      setStatus("finished", standings && standings.finished ? "tournament over" : "round finished");
       return;
     } catch (e) {
       const err = ConnectError.from(e);
@@ -576,6 +706,7 @@ async function main() {
     fail("Open /live/<event> or /live/<event>/<round>.");
     return;
   }
+  if (hall) document.body.dataset.view = "hall";
   document.getElementById("event").textContent = where.event;
   document.getElementById("round").textContent = where.round ? `Round ${where.round}` : "All rounds";
   document.title = `${where.event}${where.round ? ` · Round ${where.round}` : ""} — live boards`;
