@@ -150,6 +150,8 @@ fn config(r: &pb::CreateTournamentRequest, delay: u64) -> Result<Config, Status>
         default_time_ms: r.default_time_ms.unwrap_or(DEFAULT_TIME_MS),
         bye_score: ByeScore::Win,
         annul_before_half: true,
+        site: r.site.trim().to_string(),
+        time_zone: r.time_zone.clone(),
     })
 }
 
@@ -275,6 +277,8 @@ fn tournament_pb(t: &Tournament, whole: bool) -> pb::Tournament {
             .unwrap_or_default(),
         games_per_pairing: c.games_per_pairing,
         default_time_ms: c.default_time_ms,
+        site: c.site.clone(),
+        time_zone: c.time_zone.clone(),
         scoring: match c.scoring {
             Scoring::TwoOneZero => pb::TournamentScoring::TwoOneZero,
             Scoring::OneHalfZero => pb::TournamentScoring::OneHalfZero,
