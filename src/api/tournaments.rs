@@ -795,6 +795,28 @@ impl pb::tournament_service_server::TournamentService for Api {
 }
 
 impl Api {
+    /// ExportTrf's text for `GET /trf/<event>`, which only the event's arbiter may read
+    /// (the TRF names every player with their FMJD id and rating: a file for the
+    /// federation and the rating officer, not for the public).
+    ///
+    /// # Errors
+    /// NOT_FOUND; PERMISSION_DENIED for any role but the arbiter of the event.
+    pub(crate) async fn trf_for(&self, role: &Role, tournament: &str) -> Result<String, Status> {
+        let t = self.read_tournament(tournament).await?;
+        let name = t.config().map(|c| c.name.clone()).unwrap_or_default();
+        match role {
+            Role::Arbiter { event } if event.as_deref().is_none_or(|e| e == name) => {}
+            _ => {
+                return Err(Status::permission_denied(format!(
+                    "authorization: the TRF of {name:?} is for its arbiter; {} may not \
+                     read it",
+                    role.describe()
+                )));
+            }
+        }
+        Ok(trf::write_trf(&seen_by(role, t)))
+    }
+
     /// GetStandings's answer for `role` (HTTP's `/standings/<event>.json` and `.csv` too):
     /// behind the broadcast delay for non-arbiters.
     ///
