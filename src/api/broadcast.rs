@@ -231,6 +231,34 @@ impl Api {
         Ok((last, text))
     }
 
+    /// One game for the relay feeds (`/livechess/...`) as `role` may see it: the game as
+    /// GetGame gives it (moves included) and its PDN text as [`Api::pdn_of`] gives it,
+    /// both as of the same last event (read again while an event came between the two
+    /// reads).
+    ///
+    /// # Errors
+    /// No such game, the store failing, a log that does not export.
+    pub(crate) async fn relay_game(
+        &self,
+        role: &Role,
+        id: &str,
+    ) -> Result<(pb::Game, Arc<str>), Status> {
+        let handle = self.game(id).await?;
+        let to = audience(role, handle.meta());
+        let mut tries = 0;
+        loop {
+            let game = self.view_as(&handle, to, true).await?;
+            let (last, pdn) = self.pdn_of(role, id).await?;
+            tries += 1;
+            if last == game.last_seq || tries == 4 {
+                if last != game.last_seq {
+                    tracing::debug!(game = id, "relay feed: game and PDN one event apart");
+                }
+                return Ok((game, pdn));
+            }
+        }
+    }
+
     async fn pdn_at(&self, role: &Role, id: &str) -> Result<(u64, Vec<PdnGame>), Status> {
         let (meta, last) = self.visible(role, id).await?;
         Ok((last, self.records_up_to(&meta, last).await?))

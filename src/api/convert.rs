@@ -430,6 +430,8 @@ pub fn summary_pb<'a>(
         event: meta.event.clone(),
         round: meta.round.clone(),
         board: meta.board,
+        site: meta.site.clone(),
+        time_zone: meta.time_zone.clone(),
         time_control: sum
             .settings
             .time_control

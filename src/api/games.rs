@@ -48,6 +48,8 @@ impl pb::game_service_server::GameService for Api {
             board: r.board,
             white: convert::player(r.white.as_ref()),
             black: convert::player(r.black.as_ref()),
+            site: r.site.trim().to_string(),
+            time_zone: r.time_zone.clone(),
         };
         let fen = (!r.start_fen.trim().is_empty()).then_some(r.start_fen.as_str());
         let handle = self

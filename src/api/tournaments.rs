@@ -150,6 +150,8 @@ fn config(r: &pb::CreateTournamentRequest, delay: u64) -> Result<Config, Status>
         default_time_ms: r.default_time_ms.unwrap_or(DEFAULT_TIME_MS),
         bye_score: ByeScore::Win,
         annul_before_half: true,
+        site: r.site.trim().to_string(),
+        time_zone: r.time_zone.clone(),
     })
 }
 
@@ -275,6 +277,8 @@ fn tournament_pb(t: &Tournament, whole: bool) -> pb::Tournament {
             .unwrap_or_default(),
         games_per_pairing: c.games_per_pairing,
         default_time_ms: c.default_time_ms,
+        site: c.site.clone(),
+        time_zone: c.time_zone.clone(),
         scoring: match c.scoring {
             Scoring::TwoOneZero => pb::TournamentScoring::TwoOneZero,
             Scoring::OneHalfZero => pb::TournamentScoring::OneHalfZero,
@@ -801,6 +805,28 @@ impl Api {
                 .map_or((u32::MAX, 0), |p| (p.pairing_number, p.player_id))
         });
         Ok(pb::GetCrosstableResponse { rows })
+    }
+
+    /// ExportTrf's text for `GET /trf/<event>`, which only the event's arbiter may read
+    /// (the TRF names every player with their FMJD id and rating: a file for the
+    /// federation and the rating officer, not for the public).
+    ///
+    /// # Errors
+    /// NOT_FOUND; PERMISSION_DENIED for any role but the arbiter of the event.
+    pub(crate) async fn trf_for(&self, role: &Role, tournament: &str) -> Result<String, Status> {
+        let t = self.read_tournament(tournament).await?;
+        let name = t.config().map(|c| c.name.clone()).unwrap_or_default();
+        match role {
+            Role::Arbiter { event } if event.as_deref().is_none_or(|e| e == name) => {}
+            _ => {
+                return Err(Status::permission_denied(format!(
+                    "authorization: the TRF of {name:?} is for its arbiter; {} may not \
+                     read it",
+                    role.describe()
+                )));
+            }
+        }
+        Ok(trf::write_trf(&seen_by(role, t)))
     }
 
     /// GetStandings's answer for `role` (HTTP's `/standings/<event>.json` and `.csv` too):

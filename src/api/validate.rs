@@ -274,6 +274,14 @@ fn line(at: &str, v: &str, max: usize) -> Result<(), BadField> {
     Ok(())
 }
 
+/// `time_zone`: empty (UTC) or a name of the IANA zone database ("Europe/Moscow").
+fn time_zone(v: &str) -> Result<(), BadField> {
+    line("time_zone", v, 64)?;
+    crate::game::time_zone(v)
+        .map(|_| ())
+        .map_err(|e| bad("time_zone", e))
+}
+
 /// A name: a line with something visible in it (not only spaces or invisible
 /// characters), its joiners between two visible characters.
 fn name(at: &str, v: &str, max: usize) -> Result<(), BadField> {
@@ -448,7 +456,9 @@ impl Check for pb::CreateGameRequest {
         if let Some(s) = &self.settings {
             settings(s)?;
         }
-        id("game_id", &self.game_id, false)
+        id("game_id", &self.game_id, false)?;
+        name("site", &self.site, NAME_BYTES)?;
+        time_zone(&self.time_zone)
     }
 }
 
@@ -778,7 +788,8 @@ impl Check for pb::CreateTournamentRequest {
         for (i, t) in self.tiebreaks.iter().enumerate() {
             known::<pb::Tiebreak>("tiebreaks", *t).map_err(|e| nth(i, e))?;
         }
-        Ok(())
+        name("site", &self.site, NAME_BYTES)?;
+        time_zone(&self.time_zone)
     }
 }
 

@@ -167,6 +167,13 @@ pub struct CreateArgs {
     /// Board number in the round.
     #[arg(long, default_value_t = 0)]
     pub board: u32,
+    /// Where it is played (PDN Site, e.g. "Moscow, Russia"); empty: unknown.
+    #[arg(long, default_value = "")]
+    pub site: String,
+    /// The venue's IANA time zone (e.g. Europe/Moscow): the PDN Date is the day the game
+    /// started there; empty: UTC.
+    #[arg(long, default_value = "")]
+    pub time_zone: String,
     /// Start position (FEN; default: the variant's start position).
     #[arg(long)]
     pub fen: Option<String>,
@@ -268,6 +275,8 @@ impl CreateArgs {
                 default_time_ms: self.default_time_minutes.saturating_mul(60_000),
             }),
             game_id: self.id.clone(),
+            site: self.site.clone(),
+            time_zone: self.time_zone.clone(),
         })
     }
 }

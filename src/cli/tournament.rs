@@ -86,6 +86,13 @@ pub enum TournamentAction {
         /// Points for a win, a draw and a loss.
         #[arg(long, value_enum, default_value = "2-1-0")]
         scoring: ScoringArg,
+        /// Where it is played: its games' PDN Site (e.g. "Moscow, Russia"); empty: unknown.
+        #[arg(long, default_value = "")]
+        site: String,
+        /// The venue's IANA time zone (e.g. Europe/Moscow): its games' PDN Date is the day
+        /// there; empty: UTC.
+        #[arg(long, default_value = "")]
+        time_zone: String,
     },
     /// Show a tournament: settings, players, rounds and results (GetTournament).
     Show {
@@ -306,6 +313,8 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
             games_per_pairing,
             default_time_minutes,
             scoring,
+            site,
+            time_zone,
         } => {
             let v =
                 pb::Variant::from_str_name(&format!("VARIANT_{}", variant.to_ascii_uppercase()))
@@ -334,6 +343,8 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
                             ScoringArg::TwoOneZero => pb::TournamentScoring::TwoOneZero,
                             ScoringArg::OneHalfZero => pb::TournamentScoring::OneHalfZero,
                         } as i32,
+                        site: site.clone(),
+                        time_zone: time_zone.clone(),
                         ..Default::default()
                     },
                 ))
@@ -819,6 +830,8 @@ fn print_tournament(json: bool, t: Option<&pb::Tournament>, whole: bool) {
                 "ballot_table": t.ballot_table,
                 "games_per_pairing": t.games_per_pairing,
                 "default_time_ms": t.default_time_ms,
+                "site": t.site,
+                "time_zone": t.time_zone,
                 "seed_commitment": t.seed_commitment,
                 "revealed_seeds": t.revealed_seeds,
                 "finished": t.finished,
@@ -854,8 +867,18 @@ fn print_tournament(json: bool, t: Option<&pb::Tournament>, whole: bool) {
     } else {
         ", no default time".to_string()
     };
+    let site = if t.site.is_empty() {
+        String::new()
+    } else {
+        format!(", at {}", t.site)
+    };
+    let zone = if t.time_zone.is_empty() {
+        String::new()
+    } else {
+        format!(", dates in {}", t.time_zone)
+    };
     println!(
-        "tournament {} ({}): {}{rounds}{ballot}{games}{tc}{default_time}{}",
+        "tournament {} ({}): {}{rounds}{ballot}{games}{tc}{default_time}{site}{zone}{}",
         t.name,
         t.key,
         system_name(t.system),

@@ -1,5 +1,6 @@
-//! What the server knows of a game besides its log: the names on the score sheet (the
-//! PDN writer's tags; the hub keeps it in the store's metadata row).
+//! What the server knows of a game besides its log: the names on the score sheet, the
+//! site and the time zone of its calendar day (the PDN writer's tags; the hub keeps it in
+//! the store's metadata row).
 
 use serde::{Deserialize, Serialize};
 
@@ -31,4 +32,36 @@ pub struct GameMeta {
     pub white: PlayerInfo,
     /// Black.
     pub black: PlayerInfo,
+    /// Where it is played (PDN `Site`, e.g. "Moscow, Russia"); empty: unknown (`?`).
+    #[serde(default)]
+    pub site: String,
+    /// The IANA time zone of the venue ("Europe/Moscow"), in which the PDN `Date` is the
+    /// calendar day; empty: UTC.
+    #[serde(default)]
+    pub time_zone: String,
+}
+
+/// The zone of an IANA time zone name ("Europe/Moscow"); the empty name is UTC.
+///
+/// # Errors
+/// The name is not in the IANA database this server was built with (chrono-tz's), with
+/// the message saying so.
+pub fn time_zone(name: &str) -> Result<chrono_tz::Tz, String> {
+    if name.is_empty() {
+        return Ok(chrono_tz::UTC);
+    }
+    name.parse::<chrono_tz::Tz>().map_err(|_| {
+        format!(
+            "{name:?} is not an IANA time zone (e.g. \"Europe/Moscow\", \"America/Toronto\"; \
+             empty = UTC)"
+        )
+    })
+}
+
+impl GameMeta {
+    /// The zone the game's calendar day is counted in: its `time_zone`, UTC when empty
+    /// (or, in a record written by another version, unknown to this one).
+    pub fn zone(&self) -> chrono_tz::Tz {
+        time_zone(&self.time_zone).unwrap_or(chrono_tz::UTC)
+    }
 }

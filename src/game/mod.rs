@@ -33,7 +33,7 @@ pub use event::{
     BoardPiece, EndReason, EventKind, FollowCause, GameEvent, IrregularityKind, MoveSource, Now,
     OfferTiming, OutageMeasure,
 };
-pub use meta::{GameMeta, PlayerInfo};
+pub use meta::{GameMeta, PlayerInfo, time_zone};
 pub use note::{ClockReading, ClockRun, EventNote};
 pub use session::{
     BoardStatus, BoardView, Claim, GameResult, InHand, MoveRecord, Offer, Outstanding, Session,

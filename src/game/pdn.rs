@@ -4,7 +4,9 @@
 //!
 //! - The seven-tag roster with `?` for what the judge does not know (PGN standard 8.1.1,
 //!   which PDN 3.0 takes over: an unknown value is `"?"`, an unknown date
-//!   `"????.??.??"`, the result of a game not finished `"*"`), then `Board`, `GameType`,
+//!   `"????.??.??"`, the result of a game not finished `"*"`; `Site` from the game's
+//!   metadata, `Date` the day the game started in the venue's time zone, UTC unless the
+//!   game has one: see [`GameMeta::zone`]), then `Board`, `GameType`,
 //!   `TimeControl` (PDN form, read back by [`TimeControl::from_pdn`] to the same
 //!   control; `-` untimed, `?` with a game comment when the tag cannot express the
 //!   control) and `SetUp`/`FEN` when the record does not start from the variant's
@@ -262,8 +264,8 @@ fn tags(meta: &GameMeta, s: &Session) -> Vec<(String, String)> {
     let date = stamps.started.unwrap_or(stamps.created);
     let mut g = PdnGame::default();
     g.set_tag("Event", &known(&meta.event));
-    g.set_tag("Site", "?");
-    g.set_tag("Date", &pdn_date(date));
+    g.set_tag("Site", &known(&meta.site));
+    g.set_tag("Date", &pdn_date(date, meta.zone()));
     g.set_tag("Round", &known(&meta.round));
     g.set_tag("White", &known(&meta.white.name));
     g.set_tag("Black", &known(&meta.black.name));
@@ -313,9 +315,13 @@ pub fn result_form(v: Variant) -> ResultForm {
     }
 }
 
-/// The `Date` tag: `YYYY.MM.DD` (PGN 8.1.1.3), `????.??.??` outside years 0-9999.
-fn pdn_date(t: DateTime<Utc>) -> String {
+/// The `Date` tag: `YYYY.MM.DD` (PGN 8.1.1.3), `????.??.??` outside years 0-9999: the
+/// calendar day of the instant `t` in the venue's zone (PGN 8.1.1.3's date is the local
+/// date the game was played; a game started at 02:57 in Moscow is dated that Moscow day,
+/// though it is still the day before in UTC).
+fn pdn_date(t: DateTime<Utc>, zone: chrono_tz::Tz) -> String {
     use chrono::Datelike;
+    let t = t.with_timezone(&zone);
     if (0..=9999).contains(&t.year()) {
         format!("{:04}.{:02}.{:02}", t.year(), t.month(), t.day())
     } else {
@@ -451,6 +457,96 @@ mod tests {
                 text.join(" ")
             )],
             "{pdn}"
+        );
+    }
+
+    fn utc(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s)
+            .expect("an RFC 3339 instant")
+            .with_timezone(&Utc)
+    }
+
+    fn zone(name: &str) -> chrono_tz::Tz {
+        crate::game::time_zone(name).expect("a zone")
+    }
+
+    /// 02:57 in Moscow (UTC+3) is 23:57 UTC the day before: the record is dated the
+    /// Moscow day.
+    #[test]
+    fn date_is_the_day_in_the_venue_zone() {
+        let t = utc("2026-03-14T23:57:00Z");
+        assert_eq!(pdn_date(t, zone("Europe/Moscow")), "2026.03.15");
+        assert_eq!(pdn_date(t, zone("")), "2026.03.14");
+    }
+
+    /// West of UTC the day is the one before: 01:30 UTC is 20:30 (EST) or 21:30 (EDT)
+    /// in Toronto the evening before, and the zone's summer time is followed.
+    #[test]
+    fn date_west_of_utc_is_the_evening_before() {
+        let toronto = zone("America/Toronto");
+        assert_eq!(pdn_date(utc("2026-01-10T01:30:00Z"), toronto), "2026.01.09");
+        assert_eq!(pdn_date(utc("2026-07-10T03:59:00Z"), toronto), "2026.07.09");
+        assert_eq!(pdn_date(utc("2026-07-10T04:00:00Z"), toronto), "2026.07.10");
+        assert_eq!(pdn_date(utc("2026-01-10T04:59:00Z"), toronto), "2026.01.09");
+    }
+
+    /// The empty name is UTC; a name the database does not know is refused, naming it.
+    #[test]
+    fn empty_zone_is_utc_and_unknown_names_are_refused() {
+        assert_eq!(zone(""), chrono_tz::UTC);
+        let e = crate::game::time_zone("Mars/Olympus").expect_err("unknown");
+        assert!(
+            e.contains("\"Mars/Olympus\" is not an IANA time zone"),
+            "{e}"
+        );
+        let meta = GameMeta {
+            time_zone: "Mars/Olympus".into(),
+            ..GameMeta::default()
+        };
+        assert_eq!(meta.zone(), chrono_tz::UTC);
+    }
+
+    /// A game's record: `Site` from the metadata (`?` without one), `Date` the day it
+    /// started in its zone.
+    #[test]
+    fn site_and_date_tags_follow_the_metadata() {
+        let arb = Actor::Arbiter("a1".into());
+        // 2026-03-14T23:57:00Z: 02:57 on the 15th in Moscow.
+        let wall = utc("2026-03-14T23:57:00Z");
+        let at = |mono: u64| Now {
+            wall: wall + chrono::Duration::milliseconds(mono as i64),
+            ..Now::from_mono(mono)
+        };
+        let (mut s, created) = Session::create(
+            GameSettings::new(Variant::Russian),
+            None,
+            arb.clone(),
+            at(0),
+        )
+        .expect("create");
+        let mut log = vec![created];
+        log.extend(s.handle(&arb, Command::Start, at(1)).expect("start"));
+        let tags = |meta: &GameMeta| {
+            let pdn = export(meta, &log).expect("exports");
+            let games = read_games(&pdn);
+            let g = games[0].as_ref().expect("reads").clone();
+            (
+                g.tag("Site").map(str::to_owned),
+                g.tag("Date").map(str::to_owned),
+            )
+        };
+        let moscow = GameMeta {
+            site: "Moscow, Russia".into(),
+            time_zone: "Europe/Moscow".into(),
+            ..GameMeta::default()
+        };
+        assert_eq!(
+            tags(&moscow),
+            (Some("Moscow, Russia".into()), Some("2026.03.15".into()))
+        );
+        assert_eq!(
+            tags(&GameMeta::default()),
+            (Some("?".into()), Some("2026.03.14".into()))
         );
     }
 

@@ -403,6 +403,8 @@ impl Tournaments {
                         board: pairing.board,
                         white: player_info(state, game.white),
                         black: player_info(state, game.black),
+                        site: config.site.clone(),
+                        time_zone: config.time_zone.clone(),
                     };
                     let fen = start_position(game)?;
                     // Every game of the event runs the event's default time (T 5).

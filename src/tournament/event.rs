@@ -147,6 +147,13 @@ pub struct Config {
     /// Whether a round-robin player withdrawn before half their games has their results
     /// annulled (T 6).
     pub annul_before_half: bool,
+    /// Where the event is played (its games' PDN `Site`); empty: unknown.
+    #[serde(default)]
+    pub site: String,
+    /// The venue's IANA time zone ("Europe/Moscow"): its games' PDN `Date` is the day
+    /// there; empty: UTC.
+    #[serde(default)]
+    pub time_zone: String,
 }
 
 /// T 5's default time when an event does not set one: 30 minutes.

@@ -420,6 +420,8 @@ impl Tournament {
         if c.name.trim().is_empty() {
             return Err(TournamentError::invalid("name: required"));
         }
+        crate::game::time_zone(&c.time_zone)
+            .map_err(|e| TournamentError::invalid(format!("time_zone: {e}")))?;
         let g = c.games_per_pairing;
         if g == 0 || (g > 1 && g % 2 == 1) || g > 20 {
             return Err(TournamentError::invalid(format!(

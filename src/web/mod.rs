@@ -11,6 +11,11 @@
 //! - `GET /standings/<event>.json`, `GET /standings/<event>.csv` (`?round=N`): the
 //!   standings as `GetStandings` gives them to the caller; `GET /standings/<event>`: the
 //!   same as a page for a phone, with every player's rounds (`standings`).
+//! - `GET /trf/<event>`: the event as TRF-16, as `ExportTrf` gives it; the event's
+//!   arbiter token required (`trf`).
+//! - `GET /livechess/<event>/<round>/games.json`, `index.json`, `game-<n>.json`: the round
+//!   in the JSON relay sites poll (DGT LiveChess Cloud's files, as lidraughts' relay reads
+//!   them), behind each game's broadcast delay for the public as `/pdn` (`livechess`).
 //!
 //! - Any other path: 404 with the refusal as text ([`fallback`]); a gRPC call to a method
 //!   that does not exist still gets gRPC's UNIMPLEMENTED.
@@ -19,8 +24,10 @@
 //! off unless `[web] cors_origins` lists the origins allowed (see `server::run`).
 
 mod live;
+mod livechess;
 mod pdn;
 mod standings;
+mod trf;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -38,6 +45,11 @@ pub fn routes(api: Api) -> axum::Router {
             axum::routing::get(pdn::stream),
         )
         .route("/standings/{file}", axum::routing::get(standings::file))
+        .route("/trf/{event}", axum::routing::get(trf::event))
+        .route(
+            "/livechess/{event}/{round}/{file}",
+            axum::routing::get(livechess::file),
+        )
         .with_state(api)
         .merge(live::routes())
 }
@@ -58,7 +70,8 @@ pub async fn fallback(request: axum::extract::Request) -> Response {
     }
     let message = format!(
         "path: no page at {:?}; the pages are /pdn/<event>[/<round>[/stream]], \
-         /live/<event>[/<round>] and /standings/<event>[.json|.csv]",
+         /live/<event>[/<round>], /standings/<event>[.json|.csv], /trf/<event> and \
+         /livechess/<event>/<round>/games.json|index.json|game-<n>.json",
         request.uri().path()
     );
     // The path is the caller's: quoted, and the answer bounded as every status is.

@@ -355,6 +355,8 @@ impl Driver {
                 ..Default::default()
             }),
             game_id: id,
+            site: String::new(),
+            time_zone: String::new(),
         }))
         .await?;
         let model = self.games.last_mut().expect("just pushed");

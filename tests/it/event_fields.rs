@@ -126,6 +126,8 @@ impl T {
                 board: 3,
                 start_fen: fen.into(),
                 settings: Some(settings),
+                site: String::new(),
+                time_zone: String::new(),
             }))
             .await
             .expect("create");

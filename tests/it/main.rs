@@ -46,6 +46,7 @@ mod reference_generator;
 mod reference_orthogonal;
 mod reference_towers;
 mod reflection;
+mod relay_feeds;
 mod replay_cli;
 mod replay_games;
 mod round_stream;

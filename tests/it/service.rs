@@ -87,6 +87,8 @@ fn create(fen: &str, tc: &str, event: &str, id: &str) -> pb::CreateGameRequest {
         start_fen: fen.into(),
         settings: None,
         game_id: id.into(),
+        site: String::new(),
+        time_zone: String::new(),
     }
 }
 

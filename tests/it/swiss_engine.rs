@@ -96,6 +96,8 @@ fn swiss(players: u32, rounds: u32, results_seed: u64) {
         default_time_ms: DEFAULT_TIME_MS,
         bye_score: ByeScore::Win,
         annul_before_half: true,
+        site: String::new(),
+        time_zone: String::new(),
     };
     let mut at = 1_700_000_000_000;
     apply(
@@ -252,6 +254,8 @@ fn t_1_an_invalid_engine_answer_changes_nothing() {
         default_time_ms: 0,
         bye_score: ByeScore::Win,
         annul_before_half: false,
+        site: String::new(),
+        time_zone: String::new(),
     };
     apply(
         &mut t,

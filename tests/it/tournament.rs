@@ -116,6 +116,8 @@ pub(crate) fn config(system: System, rounds: u32, ballot: Option<Ballot>, games:
         default_time_ms: DEFAULT_TIME_MS,
         bye_score: ByeScore::Win,
         annul_before_half: true,
+        site: String::new(),
+        time_zone: String::new(),
     }
 }
 

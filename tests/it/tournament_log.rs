@@ -36,6 +36,8 @@ fn config(name: &str, games: u32) -> Config {
         default_time_ms: DEFAULT_TIME_MS,
         bye_score: ByeScore::Win,
         annul_before_half: true,
+        site: String::new(),
+        time_zone: String::new(),
     }
 }
 

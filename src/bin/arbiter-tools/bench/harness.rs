@@ -346,6 +346,8 @@ pub(super) fn create_request(i: usize) -> pb::CreateGameRequest {
             ..Default::default()
         }),
         game_id: String::new(),
+        site: String::new(),
+        time_zone: String::new(),
     }
 }
 

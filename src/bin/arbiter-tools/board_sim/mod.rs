@@ -921,6 +921,8 @@ async fn drive(
                 String::new()
             },
             settings: None,
+            site: String::new(),
+            time_zone: String::new(),
         };
         games
             .create_game(ctx.request(create))
