@@ -16,7 +16,7 @@ use tonic::{Code, Status};
 use super::convert::ts;
 use super::error::tournament_status;
 use super::pb;
-use super::tournaments::standings_pb;
+use super::ranking::standings_pb;
 use crate::hub::{Audience, Tournaments};
 use crate::tournament::{Tournament, event_key};
 

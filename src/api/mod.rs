@@ -26,6 +26,7 @@ pub mod frame;
 mod games;
 pub mod pb;
 mod pdn_cache;
+mod ranking;
 mod rate;
 mod round_feed;
 mod rules;

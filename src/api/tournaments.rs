@@ -8,6 +8,7 @@ use super::auth::{Action, Role, round_audience};
 use super::convert;
 use super::error::{auth_status, bad, tournament_status};
 use super::pb;
+use super::ranking::{player_of, player_pb, standings_pb};
 use super::service::Api;
 use super::validate::checked;
 use crate::hub::{Audience, EngineError, TournamentsError};
@@ -153,23 +154,6 @@ fn config(r: &pb::CreateTournamentRequest, delay: u64) -> Result<Config, Status>
         site: r.site.trim().to_string(),
         time_zone: r.time_zone.clone(),
     })
-}
-
-fn player_pb(p: &Player) -> pb::Player {
-    pb::Player {
-        name: p.entrant.name.clone(),
-        fmjd_id: p.entrant.fmjd_id.clone(),
-        federation: p.entrant.federation.clone(),
-        rating: p.entrant.rating,
-        title: p.entrant.title.clone(),
-        pairing_number: p.pairing_number,
-        player_id: p.id,
-        withdrawn_from_round: p.withdrawn_from.unwrap_or(0),
-    }
-}
-
-fn player_of(t: &Tournament, id: u32) -> Option<pb::Player> {
-    t.player(id).map(player_pb)
 }
 
 fn pairing_pb(t: &Tournament, p: &Pairing) -> pb::Pairing {
@@ -848,39 +832,5 @@ impl Api {
             )));
         }
         Ok(standings_pb(&t, r.round))
-    }
-}
-
-/// The standings after `round` (0: every result so far) of a tournament as the caller
-/// sees it (see [`seen_by`]), as GetStandings answers.
-pub(super) fn standings_pb(t: &Tournament, round: u32) -> pb::GetStandingsResponse {
-    let s = t.standings(round);
-    pb::GetStandingsResponse {
-        round: s.round,
-        tiebreak_names: s
-            .tiebreaks
-            .iter()
-            .map(|t| standings::tiebreak_name(*t).to_string())
-            .collect(),
-        tiebreak_abbreviations: s
-            .tiebreaks
-            .iter()
-            .map(|t| standings::tiebreak_abbreviation(*t).to_string())
-            .collect(),
-        rows: s
-            .rows
-            .iter()
-            .map(|row| pb::StandingsRow {
-                rank: row.rank,
-                player: player_of(t, row.player),
-                points: row.points,
-                games: row.games,
-                wins: row.wins,
-                draws: row.draws,
-                losses: row.losses,
-                forfeits: row.forfeits,
-                tiebreaks: row.tiebreaks.clone(),
-            })
-            .collect(),
     }
 }

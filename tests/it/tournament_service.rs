@@ -1140,13 +1140,19 @@ async fn defaults_forfeits_and_corrections_reach_games_and_tournament() {
             .all(|r| r["points"] == 0.0),
         "behind the delay over HTTP too: {v}"
     );
-    let missing = crate::common::http::get(
+    // The page: the same standings, for a phone.
+    let page = crate::common::http::get(
         server.addr,
         "/standings/ballot-cup-2026",
         &[("authorization", "Bearer fan")],
     )
     .await;
-    assert_eq!(missing.status, 404);
+    assert_eq!(page.status, 200);
+    let html = String::from_utf8_lossy(&page.body);
+    assert!(
+        html.contains("<table class=\"standings\">") && html.contains("Abaturov"),
+        "{html}"
+    );
     let bad = crate::common::http::get(
         server.addr,
         "/standings/ballot-cup-2026.json?round=x",
