@@ -26,6 +26,7 @@ mod games;
 pub mod pb;
 mod pdn_cache;
 mod rate;
+mod report;
 mod round_feed;
 mod rules;
 pub mod service;

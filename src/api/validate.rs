@@ -887,6 +887,22 @@ impl Check for pb::GetCrosstableRequest {
     }
 }
 
+impl Check for pb::GetRoundReportRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)?;
+        if self.round == 0 {
+            return Err(bad("round", "required: the round, from 1"));
+        }
+        if pb::ReportFormat::try_from(self.format).is_err() {
+            return Err(bad(
+                "format",
+                "not a ReportFormat (REPORT_FORMAT_HTML, _CSV or _JSON)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Check for pb::ExportTrfRequest {
     fn check(&self) -> Result<(), BadField> {
         tournament(&self.tournament)
@@ -948,6 +964,7 @@ requests!(
     ExportTrfRequest,
     GetStandingsRequest,
     GetCrosstableRequest,
+    GetRoundReportRequest,
 );
 
 fn decode_and_check<T: Message + Default + Check>(bytes: &[u8]) -> Result<(), Status> {

@@ -10,6 +10,9 @@
 //!   its assets under `/assets/live/`.
 //! - `GET /standings/<event>.json`, `GET /standings/<event>.csv` (`?round=N`): the
 //!   standings as `GetStandings` gives them to the caller (`standings`).
+//! - `GET /report/<event>/<round>` (`?format=csv|json`; HTML by default): the arbiter's
+//!   round report as `GetRoundReport` gives it, for the event's arbiter token only
+//!   (`report`).
 //!
 //! - Any other path: 404 with the refusal as text ([`fallback`]); a gRPC call to a method
 //!   that does not exist still gets gRPC's UNIMPLEMENTED.
@@ -19,6 +22,7 @@
 
 mod live;
 mod pdn;
+mod report;
 mod standings;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -37,6 +41,7 @@ pub fn routes(api: Api) -> axum::Router {
             axum::routing::get(pdn::stream),
         )
         .route("/standings/{file}", axum::routing::get(standings::file))
+        .route("/report/{event}/{round}", axum::routing::get(report::round))
         .with_state(api)
         .merge(live::routes())
 }
@@ -57,7 +62,8 @@ pub async fn fallback(request: axum::extract::Request) -> Response {
     }
     let message = format!(
         "path: no page at {:?}; the pages are /pdn/<event>[/<round>[/stream]], \
-         /live/<event>[/<round>] and /standings/<event>.json|.csv",
+         /live/<event>[/<round>], /standings/<event>.json|.csv and \
+         /report/<event>/<round>",
         request.uri().path()
     );
     // The path is the caller's: quoted, and the answer bounded as every status is.
