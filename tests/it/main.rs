@@ -48,6 +48,7 @@ mod reference_towers;
 mod reflection;
 mod replay_cli;
 mod replay_games;
+mod round_report;
 mod round_stream;
 mod rules_international_english;
 mod rules_russian;
