@@ -33,8 +33,8 @@ impl Api {
     /// `format`, for `role`.
     ///
     /// # Errors
-    /// NOT_FOUND for an unknown tournament or a round not paired; PERMISSION_DENIED for
-    /// anyone but the event's arbiters; the store failing.
+    /// INVALID_ARGUMENT for round 0; NOT_FOUND for an unknown tournament or a round not
+    /// paired; PERMISSION_DENIED for anyone but the event's arbiters; the store failing.
     pub(crate) async fn round_report(
         &self,
         role: &Role,
@@ -42,21 +42,24 @@ impl Api {
         round: u32,
         format: Format,
     ) -> Result<String, Status> {
+        if round == 0 {
+            return Err(Status::invalid_argument(
+                "round: required: the round, from 1",
+            ));
+        }
         let t = self
             .tournaments()
             .get(&event_key(name.trim()))
             .await
             .map_err(|e| tournament_status(&e))?;
         let event = t.config().map(|c| c.name.clone()).unwrap_or_default();
-        if let Err(e) = role.allows(Action::Create { event: &event }) {
-            let s = auth_status(e);
-            return Err(Status::new(
-                s.code(),
-                format!(
-                    "{}: the round report is for the arbiters of event {event:?}",
-                    s.message()
-                ),
-            ));
+        // The event's arbiters: those who may write to it.
+        if role.allows(Action::Create { event: &event }).is_err() {
+            return Err(Status::permission_denied(format!(
+                "{} may not read the round report of event {event:?}: it is for the event's \
+                 arbiters",
+                role.describe()
+            )));
         }
         let Some(r) = t.round(round) else {
             return Err(Status::not_found(format!(

@@ -890,9 +890,6 @@ impl Check for pb::GetCrosstableRequest {
 impl Check for pb::GetRoundReportRequest {
     fn check(&self) -> Result<(), BadField> {
         tournament(&self.tournament)?;
-        if self.round == 0 {
-            return Err(bad("round", "required: the round, from 1"));
-        }
         if pb::ReportFormat::try_from(self.format).is_err() {
             return Err(bad(
                 "format",

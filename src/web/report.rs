@@ -25,9 +25,9 @@ pub(super) async fn round(
         Ok(role) => role,
         Err(e) => return refusal(&e),
     };
-    let Ok(round) = round.parse::<u32>() else {
+    let Some(round) = round.parse::<u32>().ok().filter(|&r| r > 0) else {
         return refusal(&tonic::Status::not_found(format!(
-            "round: not a round number: {:?}",
+            "round: not a round number (from 1): {:?}",
             crate::api::bounded_message(&round)
         )));
     };
@@ -52,7 +52,7 @@ pub(super) async fn round(
         format: pb::ReportFormat::Html as i32,
     };
     if let Err(e) = r.check() {
-        // An empty name or round 0: no such report.
+        // A name no event can have: no such report.
         return refusal(&tonic::Status::not_found(e.0));
     }
     match api.round_report(&role, &r.tournament, round, format).await {

@@ -8,8 +8,9 @@
 //! same CSV. A round with a game still playing is reported as it stands, in progress.
 //! Then headless Chromium (the browser test's helpers, `super::browser`) loads the HTML
 //! report and prints it to PDF: at least one page, a page per board beside the summary
-//! (the print stylesheet's page breaks), every incident in the page's text; the PDF is
-//! kept as `target/report/round-report.pdf`.
+//! (the print stylesheet's page breaks), every incident's words, time and rule in the
+//! PDF's text (read back by `common::pdf`) and on the page; the PDF is kept as
+//! `target/report/round-report.pdf`.
 
 use std::path::Path;
 
@@ -271,7 +272,12 @@ async fn the_round_report_lists_every_incident_and_prints() {
     let bad = report(&server, "?format=pdf").await;
     assert_eq!(bad.status, 400);
     assert!(bad.text().contains("format"), "{}", bad.text());
-    for path in ["/report/Nope/1", "/report/E/9", "/report/E/x"] {
+    for path in [
+        "/report/Nope/1",
+        "/report/E/9",
+        "/report/E/0",
+        "/report/E/x",
+    ] {
         let missing = get(server.addr, path, &[("authorization", "Bearer chief")]).await;
         assert_eq!(missing.status, 404, "{path}: {}", missing.text());
     }
