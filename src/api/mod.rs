@@ -28,6 +28,7 @@ pub mod pb;
 mod pdn_cache;
 mod ranking;
 mod rate;
+mod report;
 mod round_feed;
 mod rules;
 pub mod service;

@@ -14,8 +14,8 @@ use super::validate::checked;
 use crate::hub::{Audience, EngineError, TournamentsError};
 use crate::tournament::{
     Ballot, BallotPer, Bye, ByeKind, ByeScore, Command, Config, DEFAULT_TIME_MS, Entrant,
-    GivenPairings, Pairing, PairingSource, Player, ResultKind, RoundState, Score, Scoring, Seed,
-    System, Tiebreak, Tournament, ballot, event_key, standings, swiss, trf,
+    GivenPairings, Pairing, PairingSource, ResultKind, RoundState, Score, Scoring, Seed, System,
+    Tiebreak, Tournament, ballot, event_key, report_text, standings, swiss, trf,
 };
 use standings::Verdict;
 
@@ -745,6 +745,26 @@ impl pb::tournament_service_server::TournamentService for Api {
         let role = self.role(&req)?;
         let r = checked(req)?;
         Ok(Response::new(self.crosstable_for(&role, &r).await?))
+    }
+
+    async fn get_round_report(
+        &self,
+        req: Request<pb::GetRoundReportRequest>,
+    ) -> Result<Response<pb::GetRoundReportResponse>, Status> {
+        let role = self.role(&req)?;
+        let r = checked(req)?;
+        let format = match pb::ReportFormat::try_from(r.format) {
+            Ok(pb::ReportFormat::Csv) => report_text::Format::Csv,
+            Ok(pb::ReportFormat::Json) => report_text::Format::Json,
+            _ => report_text::Format::Html,
+        };
+        let text = self
+            .round_report(&role, &r.tournament, r.round, format)
+            .await?;
+        Ok(Response::new(pb::GetRoundReportResponse {
+            text,
+            content_type: format.content_type().to_string(),
+        }))
     }
 
     async fn export_trf(

@@ -898,6 +898,19 @@ impl Check for pb::GetCrosstableRequest {
     }
 }
 
+impl Check for pb::GetRoundReportRequest {
+    fn check(&self) -> Result<(), BadField> {
+        tournament(&self.tournament)?;
+        if pb::ReportFormat::try_from(self.format).is_err() {
+            return Err(bad(
+                "format",
+                "not a ReportFormat (REPORT_FORMAT_HTML, _CSV or _JSON)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Check for pb::ExportTrfRequest {
     fn check(&self) -> Result<(), BadField> {
         tournament(&self.tournament)
@@ -959,6 +972,7 @@ requests!(
     ExportTrfRequest,
     GetStandingsRequest,
     GetCrosstableRequest,
+    GetRoundReportRequest,
 );
 
 fn decode_and_check<T: Message + Default + Check>(bytes: &[u8]) -> Result<(), Status> {

@@ -224,6 +224,34 @@ pub enum TournamentAction {
         #[arg(long)]
         round: Option<u32>,
     },
+    /// Write the arbiter's report of a round (GetRoundReport; the event's arbiter token):
+    /// per board each game's result with its rule, every incident with its time, rule
+    /// and actor, and the score sheet with each move's time. A round still being played
+    /// is reported as it stands.
+    Report {
+        /// The tournament's name or key.
+        name: String,
+        /// The round, from 1.
+        round: u32,
+        /// HTML (a page to print: A4, a page per board), CSV (a row per incident and
+        /// move) or JSON.
+        #[arg(long, value_enum, default_value = "html")]
+        format: ReportFormatArg,
+        /// Write it to this file instead of standard output.
+        #[arg(long)]
+        output: Option<std::path::PathBuf>,
+    },
+}
+
+/// The round report's format.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ReportFormatArg {
+    /// A page to print.
+    Html,
+    /// RFC 4180 CSV.
+    Csv,
+    /// JSON.
+    Json,
 }
 
 pub(super) fn run_tournament(args: &TournamentArgs) -> ExitCode {
@@ -632,6 +660,43 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
                 if writeln!(std::io::stdout(), "{line}").is_err() {
                     break;
                 }
+            }
+        }
+        TournamentAction::Report {
+            name,
+            round,
+            format,
+            output,
+        } => {
+            let format = match format {
+                ReportFormatArg::Html => pb::ReportFormat::Html,
+                ReportFormatArg::Csv => pb::ReportFormat::Csv,
+                ReportFormatArg::Json => pb::ReportFormat::Json,
+            };
+            let report = t
+                .get_round_report(request(
+                    token,
+                    pb::GetRoundReportRequest {
+                        tournament: name.clone(),
+                        round: *round,
+                        format: format as i32,
+                    },
+                ))
+                .await
+                .map_err(st)?
+                .into_inner();
+            match output {
+                Some(path) => {
+                    std::fs::write(path, report.text.as_bytes())
+                        .map_err(|e| format!("--output {}: {e}", path.display()))?;
+                    eprintln!(
+                        "round {round} report of {name} written to {} ({}, {} bytes)",
+                        path.display(),
+                        report.content_type,
+                        report.text.len()
+                    );
+                }
+                None => print!("{}", report.text),
             }
         }
     }

@@ -223,6 +223,14 @@ fn end_reason(r: EndReason) -> (&'static str, &'static str) {
     }
 }
 
+/// Why a game ended, in the record's words (`the flag fell`, `lost by default: not at
+/// the board in time`): the result line of the arbiter's round report
+/// ([`crate::tournament::report`]).
+#[must_use]
+pub fn end_reason_words(r: EndReason) -> &'static str {
+    end_reason(r).1
+}
+
 /// An outage's measure as the log writes it, inside the sentence.
 fn measure_words(m: Option<OutageMeasure>) -> &'static str {
     match m {

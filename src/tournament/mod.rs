@@ -16,6 +16,8 @@ mod command;
 mod error;
 mod event;
 pub mod lot;
+pub mod report;
+pub mod report_text;
 pub mod standings;
 mod state;
 pub mod swiss;

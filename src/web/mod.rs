@@ -16,6 +16,9 @@
 //! - `GET /livechess/<event>/<round>/games.json`, `index.json`, `game-<n>.json`: the round
 //!   in the JSON relay sites poll (DGT LiveChess Cloud's files, as lidraughts' relay reads
 //!   them), behind each game's broadcast delay for the public as `/pdn` (`livechess`).
+//! - `GET /report/<event>/<round>` (`?format=csv|json`; HTML by default): the arbiter's
+//!   round report as `GetRoundReport` gives it, for the event's arbiter token only
+//!   (`report`).
 //!
 //! - Any other path: 404 with the refusal as text ([`fallback`]); a gRPC call to a method
 //!   that does not exist still gets gRPC's UNIMPLEMENTED.
@@ -26,6 +29,7 @@
 mod live;
 mod livechess;
 mod pdn;
+mod report;
 mod standings;
 mod trf;
 
@@ -50,6 +54,7 @@ pub fn routes(api: Api) -> axum::Router {
             "/livechess/{event}/{round}/{file}",
             axum::routing::get(livechess::file),
         )
+        .route("/report/{event}/{round}", axum::routing::get(report::round))
         .with_state(api)
         .merge(live::routes())
 }
@@ -70,8 +75,9 @@ pub async fn fallback(request: axum::extract::Request) -> Response {
     }
     let message = format!(
         "path: no page at {:?}; the pages are /pdn/<event>[/<round>[/stream]], \
-         /live/<event>[/<round>], /standings/<event>[.json|.csv], /trf/<event> and \
-         /livechess/<event>/<round>/games.json|index.json|game-<n>.json",
+         /live/<event>[/<round>], /standings/<event>[.json|.csv], /trf/<event>, \
+         /livechess/<event>/<round>/games.json|index.json|game-<n>.json and \
+         /report/<event>/<round>",
         request.uri().path()
     );
     // The path is the caller's: quoted, and the answer bounded as every status is.

@@ -289,14 +289,14 @@ fn head_of(raw: &[u8]) -> Option<(usize, Option<usize>)> {
     Some((end, length))
 }
 
-struct Browser {
+pub(crate) struct Browser {
     driver: Child,
     port: u16,
     session: String,
 }
 
 impl Browser {
-    async fn start(profile: &Path) -> Browser {
+    pub(crate) async fn start(profile: &Path) -> Browser {
         let port = free_port();
         let driver = Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
@@ -358,7 +358,7 @@ impl Browser {
         browser
     }
 
-    async fn command(&self, method: &str, what: &str, body: Option<&Value>) -> Value {
+    pub(crate) async fn command(&self, method: &str, what: &str, body: Option<&Value>) -> Value {
         let path = format!("/session/{}/{what}", self.session);
         let (code, raw) = http(self.port, method, &path, body).await;
         let reply: Value = serde_json::from_slice(&raw).expect("WebDriver JSON");
@@ -366,13 +366,13 @@ impl Browser {
         reply["value"].clone()
     }
 
-    async fn open(&self, url: &str) {
+    pub(crate) async fn open(&self, url: &str) {
         self.command("POST", "url", Some(&json!({ "url": url })))
             .await;
     }
 
     /// Runs a script in the page (`return …;`) and gives its value.
-    async fn eval(&self, script: &str) -> Value {
+    pub(crate) async fn eval(&self, script: &str) -> Value {
         self.command(
             "POST",
             "execute/sync",
@@ -403,7 +403,7 @@ impl Browser {
         }
     }
 
-    async fn screenshot(&self) -> Vec<u8> {
+    pub(crate) async fn screenshot(&self) -> Vec<u8> {
         let b64 = self.command("GET", "screenshot", None).await;
         base64::engine::general_purpose::STANDARD
             .decode(b64.as_str().expect("base64 text"))
@@ -508,7 +508,7 @@ fn start_rows_ok(b: &Value, white_from: u32, black_to: u32) -> bool {
     })
 }
 
-fn skipped() -> bool {
+pub(crate) fn skipped() -> bool {
     for tool in [CHROMIUM, CHROMEDRIVER] {
         if !Path::new(tool).exists() {
             eprintln!(

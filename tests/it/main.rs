@@ -49,6 +49,7 @@ mod reflection;
 mod relay_feeds;
 mod replay_cli;
 mod replay_games;
+mod round_report;
 mod round_stream;
 mod rules_international_english;
 mod rules_russian;

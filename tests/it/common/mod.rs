@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod pdf;
 pub mod pdn;
 pub mod pg;
 pub mod server;
