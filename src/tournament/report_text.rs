@@ -167,8 +167,9 @@ fn game_status(g: &GameReport) -> String {
     }
 }
 
-/// HTML's five characters escaped.
-fn esc(s: &str) -> String {
+/// HTML's five characters escaped (the round report's pages and the standings page).
+#[must_use]
+pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -16,6 +16,7 @@ use super::{authorization, refusal};
 use crate::api::Api;
 use crate::api::pb;
 use crate::api::validate::Check;
+use crate::tournament::report_text::esc as escape;
 
 /// `GET /standings/<event>.json|.csv[?round=N]`.
 pub(super) async fn file(
@@ -104,22 +105,6 @@ enum Form {
     Json,
     Csv,
     Page,
-}
-
-/// Text for HTML: `&`, `<`, `>` and quotes escaped.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Points as a wall chart writes them: `3½`, `½`, `4`.

@@ -65,7 +65,8 @@ impl Proto {
         out
     }
 
-    /// A message every check accepts: each singular string field set to "g1".
+    /// A message every check accepts: each singular string field set to "g1" (a time
+    /// zone to a zone's name).
     fn base(&self, name: &str) -> Vec<u8> {
         let mut out = Vec::new();
         for f in &self.messages[name].field {
@@ -73,6 +74,9 @@ impl Proto {
                 // A cursor is made by the server: one of a stream of event and round "g1".
                 let cursor = crate::api::cursor::Cursor::encode("g1", "g1", std::iter::empty());
                 len_field(f.number(), cursor.as_bytes(), &mut out);
+            } else if f.name() == "time_zone" {
+                // A zone must be one the zone database names.
+                len_field(f.number(), b"Europe/Moscow", &mut out);
             } else if f.r#type() == Type::String && f.label() != Label::Repeated {
                 len_field(f.number(), b"g1", &mut out);
             }
