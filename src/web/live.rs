@@ -26,6 +26,7 @@ use axum::http::header::{
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::api::pb::FILE_DESCRIPTOR_SET;
 
@@ -137,18 +138,17 @@ async fn asset(path: Result<Path<String>, PathRejection>, headers: HeaderMap) ->
     }
 }
 
+/// What a path segment keeps as it is (RFC 3986's unreserved characters).
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// `text` as one percent-encoded path segment (RFC 3986: all but the unreserved
 /// characters encoded), for links to `/live/<event>`.
 pub(super) fn path_segment(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(text, SEGMENT).to_string()
 }
 
 /// A path whose segments do not decode (bad percent-encoding, not UTF-8).
