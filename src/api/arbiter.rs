@@ -30,11 +30,11 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         &self,
         req: Request<pb::PauseClocksRequest>,
     ) -> Result<Response<pb::PauseClocksResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let pair = self
             .arbitrate(
-                role,
+                caller,
                 &r.game_id,
                 ArbiterAction::PauseClocks,
                 given(r.reason, r.rule),
@@ -47,11 +47,11 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         &self,
         req: Request<pb::ResumeClocksRequest>,
     ) -> Result<Response<pb::ResumeClocksResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let pair = self
             .arbitrate(
-                role,
+                caller,
                 &r.game_id,
                 ArbiterAction::ResumeClocks,
                 given(r.reason, r.rule),
@@ -64,7 +64,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         &self,
         req: Request<pb::AdjustClockRequest>,
     ) -> Result<Response<pb::AdjustClockResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let side = convert::side(r.side, "side").map_err(bad)?;
         let action = match r.change {
@@ -89,7 +89,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
             }
         };
         let pair = self
-            .arbitrate(role, &r.game_id, action, given(r.reason, r.rule))
+            .arbitrate(caller, &r.game_id, action, given(r.reason, r.rule))
             .await?;
         reply!(AdjustClockResponse, pair)
     }
@@ -98,7 +98,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         &self,
         req: Request<pb::DeclareResultRequest>,
     ) -> Result<Response<pb::DeclareResultResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let outcome = convert::outcome(r.result).map_err(bad)?;
         let kind = match pb::ResultReason::try_from(r.reason) {
@@ -118,7 +118,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         };
         let pair = self
             .arbitrate(
-                role,
+                caller,
                 &r.game_id,
                 ArbiterAction::DeclareResult { outcome, kind },
                 given(r.explanation, r.rule),
@@ -141,7 +141,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         &self,
         req: Request<pb::RuleOnClaimRequest>,
     ) -> Result<Response<pb::RuleOnClaimResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let upheld = match pb::ClaimRuling::try_from(r.ruling) {
             Ok(pb::ClaimRuling::Correct) => true,
@@ -157,7 +157,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
             claim_seq: quoted(r.claim_seq),
         };
         let pair = self
-            .arbitrate(role, &r.game_id, action, given(r.reason, r.rule))
+            .arbitrate(caller, &r.game_id, action, given(r.reason, r.rule))
             .await?;
         reply!(RuleOnClaimResponse, pair)
     }
@@ -166,7 +166,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         &self,
         req: Request<pb::RuleOnIrregularityRequest>,
     ) -> Result<Response<pb::RuleOnIrregularityResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let ruling = match pb::IrregularityRuling::try_from(r.ruling) {
             Ok(pb::IrregularityRuling::Stands) => Ruling::Stands,
@@ -182,7 +182,7 @@ impl pb::arbiter_service_server::ArbiterService for Api {
             irregularity_seq: quoted(r.irregularity_seq),
         };
         let pair = self
-            .arbitrate(role, &r.game_id, action, given(r.reason, r.rule))
+            .arbitrate(caller, &r.game_id, action, given(r.reason, r.rule))
             .await?;
         reply!(RuleOnIrregularityResponse, pair)
     }
@@ -191,12 +191,12 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         &self,
         req: Request<pb::IssueWarningRequest>,
     ) -> Result<Response<pb::IssueWarningResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let side = convert::side(r.side, "side").map_err(bad)?;
         let pair = self
             .arbitrate(
-                role,
+                caller,
                 &r.game_id,
                 ArbiterAction::Warn { side },
                 given(r.reason, r.rule),
@@ -209,12 +209,12 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         &self,
         req: Request<pb::StartFortyMoveCountRequest>,
     ) -> Result<Response<pb::StartFortyMoveCountResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let side = convert::side(r.side, "side").map_err(bad)?;
         let pair = self
             .arbitrate(
-                role,
+                caller,
                 &r.game_id,
                 ArbiterAction::StartFortyMoveCount { side },
                 given(r.reason, r.rule),
@@ -227,11 +227,11 @@ impl pb::arbiter_service_server::ArbiterService for Api {
         &self,
         req: Request<pb::SetPositionRequest>,
     ) -> Result<Response<pb::SetPositionResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let pair = self
             .arbitrate(
-                role,
+                caller,
                 &r.game_id,
                 ArbiterAction::SetPosition { fen: r.fen },
                 given(r.reason, r.rule),

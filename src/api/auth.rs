@@ -20,6 +20,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::game::{Actor, ArbiterId};
 use crate::hub::{Audience, GameMeta};
 use crate::rules::Color;
 
@@ -180,15 +181,46 @@ fn describe(action: Action<'_>) -> String {
 pub struct TokenConfig {
     /// The secret sent as `authorization: Bearer <token>`.
     pub token: String,
+    /// Its label (`name = "Chief arbiter I. Petrov"`): an arbiter's rulings record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Its role.
     #[serde(flatten)]
     pub role: Role,
 }
 
+/// Who is calling: the token's role and its label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// What the token may do.
+    pub role: Role,
+    /// The token's label, if it has one.
+    pub name: Option<String>,
+}
+
+impl Caller {
+    /// A caller without a label.
+    pub fn of(role: Role) -> Caller {
+        Caller { role, name: None }
+    }
+
+    /// The actor an arbiter's command records: the token's scope and its label.
+    pub fn arbiter(&self) -> Actor {
+        let id = match &self.role {
+            Role::Arbiter { event: Some(e) } => format!("arbiter:{e}"),
+            Role::Arbiter { event: None } => "arbiter".into(),
+            Role::Board { game, .. } => format!("board:{game}"),
+            Role::Player { game, side, .. } => format!("{side}:{game}"),
+            Role::Viewer => "viewer".into(),
+        };
+        Actor::Arbiter(ArbiterId::named(id, self.name.as_deref()))
+    }
+}
+
 /// The token table.
 #[derive(Debug, Clone, Default)]
 pub struct Tokens {
-    map: HashMap<String, Role>,
+    map: HashMap<String, Caller>,
 }
 
 impl Tokens {
@@ -197,7 +229,18 @@ impl Tokens {
         Tokens {
             map: list
                 .iter()
-                .map(|t| (t.token.clone(), t.role.clone()))
+                .map(|t| {
+                    let caller = Caller {
+                        role: t.role.clone(),
+                        name: t
+                            .name
+                            .as_deref()
+                            .map(str::trim)
+                            .filter(|n| !n.is_empty())
+                            .map(str::to_string),
+                    };
+                    (t.token.clone(), caller)
+                })
                 .collect(),
         }
     }
@@ -205,12 +248,25 @@ impl Tokens {
     /// The event that board or player tokens name for game id `game`, if any: the only
     /// event in which a game of that id may be created.
     pub fn reserved_event(&self, game: &str) -> Option<&str> {
-        self.map.values().find_map(|r| match r {
+        self.map.values().find_map(|c| match &c.role {
             Role::Board { event, game: g } | Role::Player { event, game: g, .. } if g == game => {
                 Some(event.as_str())
             }
             _ => None,
         })
+    }
+
+    /// How many tokens there are.
+    pub fn count(&self) -> usize {
+        self.map.len()
+    }
+
+    /// How many of these tokens `other` lacks or gives another caller.
+    pub fn changed_from(&self, other: &Tokens) -> usize {
+        self.map
+            .iter()
+            .filter(|(token, caller)| other.map.get(*token) != Some(*caller))
+            .count()
     }
 
     /// Whether no token is configured (open mode).
@@ -223,8 +279,16 @@ impl Tokens {
     /// # Errors
     /// [`AuthError::Unauthenticated`] when the header is missing, malformed or unknown.
     pub fn role(&self, header: Option<&str>) -> Result<Role, AuthError> {
+        self.caller(header).map(|c| c.role)
+    }
+
+    /// The caller (role and label) of an `authorization` header value.
+    ///
+    /// # Errors
+    /// [`AuthError::Unauthenticated`] when the header is missing, malformed or unknown.
+    pub fn caller(&self, header: Option<&str>) -> Result<Caller, AuthError> {
         if self.is_open() {
-            return Ok(Role::Arbiter { event: None });
+            return Ok(Caller::of(Role::Arbiter { event: None }));
         }
         let header = header.ok_or(AuthError::Unauthenticated(
             "missing authorization: Bearer <token>",
@@ -352,6 +416,7 @@ mod tests {
     fn tokens_from_headers() {
         let tokens = Tokens::new(&[TokenConfig {
             token: "s3".into(),
+            name: None,
             role: Role::Viewer,
         }]);
         assert_eq!(tokens.role(Some("Bearer s3")), Ok(Role::Viewer));

@@ -544,11 +544,11 @@ impl pb::board_service_server::BoardService for Api {
         req: Request<Streaming<pb::BoardMessage>>,
     ) -> Result<Response<Self::ConnectStream>, Status> {
         let role = self.role(&req)?;
+        let revoked = self.revocation(&req);
         let inbound = req.into_inner();
-        Ok(Response::new(Box::pin(super::board::session(
-            self.clone(),
-            role,
-            inbound,
+        let session = Box::pin(super::board::session(self.clone(), role, inbound));
+        Ok(Response::new(Box::pin(super::token_table::until_revoked(
+            session, revoked,
         ))))
     }
 }

@@ -14,6 +14,7 @@ use super::frame::{BroadcastService, EventFrame};
 use super::pb;
 use super::round_feed::{self, RoundStream};
 use super::service::Api;
+use super::token_table::until_revoked;
 use super::validate::{RESUME_ENTRIES, checked};
 use super::watch::{Resume, Round, join, out_of_range, past_last};
 use crate::game::GameEvent;
@@ -34,6 +35,7 @@ impl BroadcastService for Api {
         req: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
         let role = self.broadcast_role(&req)?;
+        let revoked = self.revocation(&req);
         let r = checked(req)?;
         let handle = self.game(&r.game_id).await?;
         let audience = audience(&role, handle.meta());
@@ -53,7 +55,10 @@ impl BroadcastService for Api {
             .await
             .map_err(|e| status(&e))?;
         let stream = super::watch::watch(self.hub().metrics(), watch);
-        Ok(Response::new(Box::pin(stream)))
+        Ok(Response::new(Box::pin(until_revoked(
+            Box::pin(stream),
+            revoked,
+        ))))
     }
 
     async fn watch_event(
@@ -61,9 +66,13 @@ impl BroadcastService for Api {
         req: Request<pb::WatchEventRequest>,
     ) -> Result<Response<Self::WatchEventStream>, Status> {
         let role = self.broadcast_role(&req)?;
+        let revoked = self.revocation(&req);
         let r = checked(req)?;
         let stream = self.watch_round(role, r, WatchKind::Event).await?;
-        Ok(Response::new(Box::pin(stream)))
+        Ok(Response::new(Box::pin(until_revoked(
+            Box::pin(stream),
+            revoked,
+        ))))
     }
 
     async fn export_pdn(

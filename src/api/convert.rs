@@ -542,16 +542,17 @@ fn irregularity_pb(k: IrregularityKind) -> i32 {
 }
 
 fn actor_pb(a: &Actor) -> pb::Actor {
-    let (kind, id, side) = match a {
-        Actor::Player(c) => (pb::ActorKind::Player, String::new(), side_pb(*c)),
-        Actor::Arbiter(id) => (pb::ActorKind::Arbiter, id.clone(), 0),
-        Actor::Board(id) => (pb::ActorKind::Board, id.clone(), 0),
-        Actor::System => (pb::ActorKind::System, String::new(), 0),
+    let (kind, id, side, name) = match a {
+        Actor::Player(c) => (pb::ActorKind::Player, String::new(), side_pb(*c), None),
+        Actor::Arbiter(who) => (pb::ActorKind::Arbiter, who.id.clone(), 0, who.name.clone()),
+        Actor::Board(id) => (pb::ActorKind::Board, id.clone(), 0, None),
+        Actor::System => (pb::ActorKind::System, String::new(), 0, None),
     };
     pb::Actor {
         kind: kind as i32,
         id,
         side,
+        name: name.unwrap_or_default(),
     }
 }
 

@@ -7,10 +7,10 @@ use super::auth::{audience, round_audience};
 use super::convert;
 use super::error::{auth_status, bad, status};
 use super::pb;
-use super::service::{Api, role_name};
+use super::service::Api;
 use super::validate::checked;
+use crate::game::Command;
 use crate::game::GameSummary;
-use crate::game::{Actor, Command};
 use crate::hub::{Audience, GameMeta, HubError, Listed, Pending, Quarantine};
 use crate::store::GameFilter;
 
@@ -20,7 +20,8 @@ impl pb::game_service_server::GameService for Api {
         &self,
         req: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::Game>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
+        let role = &caller.role;
         let r = checked(req)?;
         role.allows(Action::Create { event: &r.event })
             .map_err(auth_status)?;
@@ -54,7 +55,7 @@ impl pb::game_service_server::GameService for Api {
         let fen = (!r.start_fen.trim().is_empty()).then_some(r.start_fen.as_str());
         let handle = self
             .hub()
-            .create(meta, settings, fen, Actor::Arbiter(role_name(&role)))
+            .create(meta, settings, fen, caller.arbiter())
             .await
             .map_err(|e| match e {
                 HubError::Game(crate::game::GameError::Fen(f)) => {
@@ -141,12 +142,12 @@ impl pb::game_service_server::GameService for Api {
         &self,
         req: Request<pb::StartGameRequest>,
     ) -> Result<Response<pb::StartGameResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
-        let actor = Actor::Arbiter(role_name(&role));
+        let actor = caller.arbiter();
         let pair = self
             .run(
-                &role,
+                &caller.role,
                 &r.game_id,
                 |m| Action::Arbitrate {
                     game: &m.id,
@@ -164,9 +165,9 @@ impl pb::game_service_server::GameService for Api {
         &self,
         req: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
-        let side = self.side_for(&role, r.side, &r.game_id).await?;
+        let side = self.side_for(&caller.role, r.side, &r.game_id).await?;
         let notation = r.r#move;
         let offer_draw = r.offer_draw;
         let cmd = move |side| Command::SubmitMove {
@@ -175,7 +176,7 @@ impl pb::game_service_server::GameService for Api {
             offer_draw,
         };
         let pair = self
-            .play(role, &r.game_id, side, cmd, r.expected_seq)
+            .play(caller, &r.game_id, side, cmd, r.expected_seq)
             .await?;
         reply!(SubmitMoveResponse, pair)
     }
@@ -184,10 +185,10 @@ impl pb::game_service_server::GameService for Api {
         &self,
         req: Request<pb::PressClockRequest>,
     ) -> Result<Response<pb::PressClockResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let pair = self
-            .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
+            .side_command(caller, &r.game_id, r.side, r.expected_seq, |side| {
                 Command::PressClock { side }
             })
             .await?;
@@ -198,10 +199,10 @@ impl pb::game_service_server::GameService for Api {
         &self,
         req: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let pair = self
-            .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
+            .side_command(caller, &r.game_id, r.side, r.expected_seq, |side| {
                 Command::OfferDraw { side }
             })
             .await?;
@@ -212,13 +213,13 @@ impl pb::game_service_server::GameService for Api {
         &self,
         req: Request<pb::RespondToDrawOfferRequest>,
     ) -> Result<Response<pb::RespondToDrawOfferResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
-        let side = self.side_for(&role, r.side, &r.game_id).await?;
+        let side = self.side_for(&caller.role, r.side, &r.game_id).await?;
         let response = convert::response(r.response).map_err(bad)?;
         let cmd = move |side| Command::RespondToOffer { side, response };
         let pair = self
-            .play(role, &r.game_id, side, cmd, r.expected_seq)
+            .play(caller, &r.game_id, side, cmd, r.expected_seq)
             .await?;
         reply!(RespondToDrawOfferResponse, pair)
     }
@@ -227,9 +228,9 @@ impl pb::game_service_server::GameService for Api {
         &self,
         req: Request<pb::ClaimDrawRequest>,
     ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
-        let side = self.side_for(&role, r.side, &r.game_id).await?;
+        let side = self.side_for(&caller.role, r.side, &r.game_id).await?;
         let kind = convert::claim_kind(r.kind);
         let written_move = (!r.written_move.trim().is_empty()).then_some(r.written_move);
         let cmd = move |side| Command::ClaimDraw {
@@ -238,7 +239,7 @@ impl pb::game_service_server::GameService for Api {
             written_move,
         };
         let pair = self
-            .play(role, &r.game_id, side, cmd, r.expected_seq)
+            .play(caller, &r.game_id, side, cmd, r.expected_seq)
             .await?;
         reply!(ClaimDrawResponse, pair)
     }
@@ -247,15 +248,15 @@ impl pb::game_service_server::GameService for Api {
         &self,
         req: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         // Irreversible: an arbiter names the side (a player's token names its own); the
         // side to move is not guessed, as for a clock press.
-        if matches!(role, Role::Arbiter { .. }) {
+        if matches!(caller.role, Role::Arbiter { .. }) {
             convert::side(r.side, "side").map_err(bad)?;
         }
         let pair = self
-            .side_command(role, &r.game_id, r.side, r.expected_seq, |side| {
+            .side_command(caller, &r.game_id, r.side, r.expected_seq, |side| {
                 Command::Resign { side }
             })
             .await?;

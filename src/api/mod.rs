@@ -32,6 +32,7 @@ mod report;
 mod round_feed;
 mod rules;
 pub mod service;
+pub mod token_table;
 mod tournaments;
 pub mod validate;
 mod watch;

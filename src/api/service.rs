@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use tonic::{Request, Status};
 
-use super::auth::{Action, Role, Tokens};
+use super::auth::{Action, Caller, Role, Tokens};
 use super::convert;
 use super::error::{auth_status, bad, status};
 use super::pb;
+use super::token_table::TokenTable;
 use crate::game::{Actor, ArbiterAction, BoardInput, Command, Given, Occupancy};
 use crate::hub::{Audience, GameHandle, GameMeta, Hub, Pending};
 use crate::rules::Color;
@@ -18,7 +19,7 @@ use crate::rules::Color;
 #[derive(Clone)]
 pub struct Api {
     hub: Arc<Hub>,
-    tokens: Arc<Tokens>,
+    tokens: Arc<TokenTable>,
     /// Each event's default broadcast delay (ms), for games created without one.
     event_delays: Arc<std::collections::BTreeMap<String, u64>>,
     /// How fast one board stream may send.
@@ -44,7 +45,7 @@ impl Api {
     /// Services over a hub and a token table.
     pub fn new(hub: Arc<Hub>, tokens: Arc<Tokens>) -> Api {
         Api {
-            tokens,
+            tokens: Arc::new(TokenTable::new(Arc::unwrap_or_clone(tokens))),
             event_delays: Arc::default(),
             board_rate: super::rate::BoardRate::default(),
             board_silence: std::time::Duration::from_secs(10),
@@ -128,9 +129,45 @@ impl Api {
         self
     }
 
-    /// The token table.
-    pub(super) fn tokens(&self) -> &Tokens {
-        &self.tokens
+    /// The same services over `table`, whose list the server replaces on SIGHUP.
+    #[must_use]
+    pub fn with_token_table(mut self, table: Arc<TokenTable>) -> Api {
+        self.tokens = table;
+        self
+    }
+
+    /// The token list as it stands.
+    pub(super) fn tokens(&self) -> Arc<Tokens> {
+        self.tokens.current()
+    }
+
+    /// Resolves when the token `req` was made with is revoked by a reload (never for a
+    /// request without one): a stream opened with it ends then ([`super::token_table::until_revoked`]).
+    pub(super) fn revocation<T>(
+        &self,
+        req: &Request<T>,
+    ) -> impl Future<Output = ()> + Send + use<T> {
+        let header = req
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        self.revocation_of(header)
+    }
+
+    /// [`Self::revocation`] for an `authorization` header value.
+    pub(crate) fn revocation_of(
+        &self,
+        header: Option<String>,
+    ) -> impl Future<Output = ()> + Send + use<> {
+        let caller = self.tokens().caller(header.as_deref()).ok();
+        let table = self.tokens.clone();
+        async move {
+            match (header, caller) {
+                (Some(header), Some(caller)) => table.revoked(Some(header), caller).await,
+                _ => std::future::pending().await,
+            }
+        }
     }
 
     /// The default broadcast delay (ms) of games of `event`: 0 unless configured.
@@ -144,11 +181,16 @@ impl Api {
     }
 
     pub(super) fn role<T>(&self, req: &Request<T>) -> Result<Role, Status> {
+        self.caller(req).map(|c| c.role)
+    }
+
+    /// The caller of a request (its token's role and label).
+    pub(super) fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
         let header = req
             .metadata()
             .get("authorization")
             .and_then(|v| v.to_str().ok());
-        self.tokens.role(header).map_err(auth_status)
+        self.tokens().caller(header).map_err(auth_status)
     }
 
     /// The role of a broadcast caller by its `authorization` header (`Bearer <token>`):
@@ -159,10 +201,11 @@ impl Api {
     /// UNAUTHENTICATED for a token the server does not know, or for none when broadcasts
     /// are not public.
     pub(crate) fn role_of(&self, authorization: Option<&str>) -> Result<Role, Status> {
-        if authorization.is_none() && self.public_broadcast && !self.tokens.is_open() {
+        let tokens = self.tokens();
+        if authorization.is_none() && self.public_broadcast && !tokens.is_open() {
             return Ok(Role::Viewer);
         }
-        self.tokens.role(authorization).map_err(auth_status)
+        tokens.role(authorization).map_err(auth_status)
     }
 
     /// The role of a broadcast request (BroadcastService): without a token, the public
@@ -269,29 +312,30 @@ impl Api {
     /// A player command whose only argument is the side.
     pub(super) async fn side_command(
         &self,
-        role: Role,
+        caller: Caller,
         game_id: &str,
         side_field: i32,
         expected_seq: u64,
         make: impl FnOnce(Color) -> Command + Send + 'static,
     ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
-        let side = self.side_for(&role, side_field, game_id).await?;
-        self.play(role, game_id, side, make, expected_seq).await
+        let side = self.side_for(&caller.role, side_field, game_id).await?;
+        self.play(caller, game_id, side, make, expected_seq).await
     }
 
     /// A player's command for `side` (`None`: an arbiter's, for the side to move).
     pub(super) async fn play(
         &self,
-        req_role: Role,
+        caller: Caller,
         game_id: &str,
         side: Option<Color>,
         make: impl FnOnce(Color) -> Command + Send + 'static,
         expected_seq: u64,
     ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
-        let actor = match &req_role {
+        let actor = match &caller.role {
             Role::Player { side, .. } => Actor::Player(*side),
-            _ => Actor::Arbiter(role_name(&req_role)),
+            _ => caller.arbiter(),
         };
+        let req_role = caller.role;
         // Only an arbiter names no side; it may act for either.
         let (cmd, side) = match side {
             Some(side) => (Pending::Ready(make(side)), Some(side)),
@@ -320,14 +364,14 @@ impl Api {
 
     pub(super) async fn arbitrate(
         &self,
-        role: Role,
+        caller: Caller,
         game_id: &str,
         action: ArbiterAction,
         given: Given,
     ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
-        let actor = Actor::Arbiter(role_name(&role));
+        let actor = caller.arbiter();
         self.run(
-            &role,
+            &caller.role,
             game_id,
             |m| Action::Arbitrate {
                 game: &m.id,
@@ -338,16 +382,6 @@ impl Api {
             0,
         )
         .await
-    }
-}
-
-pub(super) fn role_name(role: &Role) -> String {
-    match role {
-        Role::Arbiter { event: Some(e) } => format!("arbiter:{e}"),
-        Role::Arbiter { event: None } => "arbiter".into(),
-        Role::Board { game, .. } => format!("board:{game}"),
-        Role::Player { game, side, .. } => format!("{side}:{game}"),
-        Role::Viewer => "viewer".into(),
     }
 }
 

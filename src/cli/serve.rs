@@ -165,6 +165,7 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
         }
     };
     config.init = args.init;
+    config.config_file = args.config.clone();
     init_logs(config.log_format);
     // Read and check the TLS files now: a bad file is a configuration error (exit 2),
     // said before anything is opened or bound.

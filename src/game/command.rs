@@ -10,12 +10,106 @@ use crate::rules::Color;
 pub enum Actor {
     /// A player, through an app.
     Player(Color),
-    /// An arbiter, by id.
-    Arbiter(String),
+    /// An arbiter: the token's subject, with its label when the token has one.
+    Arbiter(ArbiterId),
     /// An electronic board, by id.
     Board(String),
     /// The service itself (timers, recovery).
     System,
+}
+
+/// Who an arbiter is: the subject of its token (`arbiter`, `arbiter:<event>`) and the
+/// token's label (`name = "Chief arbiter I. Petrov"` in `[[tokens]]`), if it has one.
+///
+/// Recorded as the bare subject when there is no label, so logs written before labels
+/// existed read (and write) exactly as they did; with a label, as `{"id", "name"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ArbiterId {
+    /// The token's subject.
+    pub id: String,
+    /// The token's label.
+    pub name: Option<String>,
+}
+
+impl ArbiterId {
+    /// A labelled arbiter (an empty label is none).
+    pub fn named(id: impl Into<String>, name: Option<&str>) -> ArbiterId {
+        ArbiterId {
+            id: id.into(),
+            name: name
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_string),
+        }
+    }
+
+    /// How texts name the arbiter: by the label (`Chief arbiter I. Petrov`, or `arbiter
+    /// I. Petrov` when the label does not say it is an arbiter), else `arbiter <subject>`;
+    /// `None` for a bare `arbiter` subject without a label (texts then say "the arbiter").
+    pub fn title(&self) -> Option<String> {
+        if let Some(name) = &self.name {
+            return Some(if name.to_lowercase().contains("arbiter") {
+                name.clone()
+            } else {
+                format!("arbiter {name}")
+            });
+        }
+        let id = self.id.trim();
+        if id.is_empty() || id.eq_ignore_ascii_case("arbiter") {
+            None
+        } else {
+            Some(format!("arbiter {id}"))
+        }
+    }
+}
+
+impl From<&str> for ArbiterId {
+    fn from(id: &str) -> ArbiterId {
+        ArbiterId {
+            id: id.to_string(),
+            name: None,
+        }
+    }
+}
+
+impl From<String> for ArbiterId {
+    fn from(id: String) -> ArbiterId {
+        ArbiterId { id, name: None }
+    }
+}
+
+impl Serialize for ArbiterId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        match &self.name {
+            None => s.serialize_str(&self.id),
+            Some(name) => {
+                let mut st = s.serialize_struct("ArbiterId", 2)?;
+                st.serialize_field("id", &self.id)?;
+                st.serialize_field("name", name)?;
+                st.end()
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ArbiterId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ArbiterId, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Bare(String),
+            Named {
+                id: String,
+                #[serde(default)]
+                name: Option<String>,
+            },
+        }
+        Ok(match Form::deserialize(d)? {
+            Form::Bare(id) => ArbiterId { id, name: None },
+            Form::Named { id, name } => ArbiterId { id, name },
+        })
+    }
 }
 
 /// A player's answer to a draw offer.
@@ -316,4 +410,48 @@ pub enum Command {
     Board(BoardInput),
     /// An arbiter's action.
     Arbiter(ArbiterAction, Given),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log written before labels existed reads as it did, and an unlabelled arbiter is
+    /// still written the old way; a labelled one carries its label.
+    #[test]
+    fn arbiter_ids_old_and_labelled() {
+        let old: Actor = serde_json::from_str(r#"{"arbiter":"arbiter:Open"}"#).expect("old");
+        assert_eq!(old, Actor::Arbiter("arbiter:Open".into()));
+        assert_eq!(
+            serde_json::to_string(&old).expect("json"),
+            r#"{"arbiter":"arbiter:Open"}"#
+        );
+        let named = Actor::Arbiter(ArbiterId::named("arbiter:Open", Some(" I. Petrov ")));
+        let text = serde_json::to_string(&named).expect("json");
+        assert_eq!(
+            text,
+            r#"{"arbiter":{"id":"arbiter:Open","name":"I. Petrov"}}"#
+        );
+        assert_eq!(serde_json::from_str::<Actor>(&text).expect("back"), named);
+        assert!(serde_json::from_str::<Actor>(r#"{"arbiter":7}"#).is_err());
+    }
+
+    #[test]
+    fn how_texts_name_an_arbiter() {
+        let t = |id: &str, name: Option<&str>| ArbiterId::named(id, name).title();
+        assert_eq!(t("arbiter", None), None);
+        assert_eq!(t(" ", Some("  ")), None);
+        assert_eq!(
+            t("arbiter:Open", None).as_deref(),
+            Some("arbiter arbiter:Open")
+        );
+        assert_eq!(
+            t("arbiter:Open", Some("Chief arbiter I. Petrov")).as_deref(),
+            Some("Chief arbiter I. Petrov")
+        );
+        assert_eq!(
+            t("arbiter", Some("I. Petrov")).as_deref(),
+            Some("arbiter I. Petrov")
+        );
+    }
 }

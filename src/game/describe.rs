@@ -255,10 +255,10 @@ fn cited(text: String, rule: Option<&str>) -> String {
 /// empty, or `arbiter` as in open mode).
 fn by(actor: &Actor) -> String {
     match actor {
-        Actor::Arbiter(id) if id.trim().is_empty() || id.trim().eq_ignore_ascii_case("arbiter") => {
-            " by the arbiter".into()
-        }
-        Actor::Arbiter(id) => format!(" by arbiter {}", id.trim()),
+        Actor::Arbiter(id) => match id.title() {
+            Some(title) => format!(" by {title}"),
+            None => " by the arbiter".into(),
+        },
         _ => String::new(),
     }
 }

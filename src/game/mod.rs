@@ -25,7 +25,7 @@ mod tx;
 mod view;
 
 pub use command::{
-    Actor, ArbiterAction, BoardHealth, BoardInput, ClaimKind, Command, Declared, Given,
+    Actor, ArbiterAction, ArbiterId, BoardHealth, BoardInput, ClaimKind, Command, Declared, Given,
     MAX_REASON_BYTES, MAX_RULE_BYTES, Occupancy, OfferResponse, Outcome, Ruling,
 };
 pub use error::{ErrorClass, GameError, ReplayError};

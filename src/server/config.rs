@@ -148,6 +148,26 @@ pub struct FileWeb {
     pub public_broadcast: Option<bool>,
 }
 
+/// Refuses a token list with an empty or repeated secret (the second would silently
+/// replace the first).
+///
+/// # Errors
+/// Names the token by its place in the list (`tokens[2]`), never by its secret.
+pub fn check_tokens(list: &[TokenConfig]) -> Result<(), ConfigError> {
+    let mut seen = std::collections::HashMap::new();
+    for (i, t) in list.iter().enumerate() {
+        if t.token.trim().is_empty() {
+            return Err(ConfigError(format!("tokens[{i}]: token is empty")));
+        }
+        if let Some(first) = seen.insert(t.token.as_str(), i) {
+            return Err(ConfigError(format!(
+                "tokens[{i}]: the same token as tokens[{first}]; each token is one caller"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The `[tournaments]` table.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -373,6 +393,9 @@ pub struct Config {
     /// there (refused otherwise). Not a config file key on purpose: left on, it would start
     /// empty after every loss without a word.
     pub init: bool,
+    /// The file the configuration was read from: read again for its `[[tokens]]` on
+    /// SIGHUP (`None`: no file, nothing to reload).
+    pub config_file: Option<PathBuf>,
 }
 
 /// The default gRPC address.
@@ -399,6 +422,16 @@ impl FileConfig {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError(format!("config {}: {e}", path.display())))?;
         toml::from_str(&text).map_err(|e| ConfigError(format!("config {}: {e}", path.display())))
+    }
+
+    /// The `[[tokens]]` of the file at `path`, checked as at start: what SIGHUP reloads.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not valid configuration, or a token is refused.
+    pub fn load_tokens(path: &Path) -> Result<Vec<TokenConfig>, ConfigError> {
+        let file = FileConfig::load(path)?;
+        check_tokens(&file.tokens)?;
+        Ok(file.tokens)
     }
 
     /// Lays the limits given by flags or the environment over the file's `[limits]`.
@@ -576,6 +609,7 @@ impl Config {
         log_format: Option<LogFormat>,
         insecure: bool,
     ) -> Result<Config, ConfigError> {
+        check_tokens(&file.tokens)?;
         let listen = listen
             .or(file.listen)
             .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("valid default"));
@@ -648,6 +682,7 @@ impl Config {
             cors_origins: resolve_origins(web.cors_origins)?,
             cluster,
             init: false,
+            config_file: None,
         };
         if config.tokens.is_empty() && !config.listen.ip().is_loopback() && !config.insecure {
             return Err(ConfigError(format!(
@@ -675,6 +710,7 @@ mod tests {
             token = "a"
             role = "arbiter"
             event = "Open"
+            name = "Chief arbiter I. Petrov"
             [[tokens]]
             token = "w"
             role = "player"
@@ -684,6 +720,11 @@ mod tests {
             "#,
         )
         .expect("toml");
+        assert_eq!(
+            file.tokens[0].name.as_deref(),
+            Some("Chief arbiter I. Petrov")
+        );
+        assert_eq!(file.tokens[1].name, None);
         assert_eq!(
             file.tokens[1].role,
             Role::Player {

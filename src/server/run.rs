@@ -9,13 +9,14 @@ use tokio::sync::watch;
 use tonic::codegen::http;
 use tonic_reflection::server::{v1 as reflection_v1, v1alpha as reflection_v1alpha};
 
-use super::config::Config;
+use super::config::{Config, FileConfig};
 use super::conn::{self, ConnLimits, Connections};
 use super::edge::{EdgeLayer, framed};
 use super::forward::ForwardLayer;
 use super::tls::{self, ServerTls};
 use super::{memory, probes};
 use crate::api::auth::Tokens;
+use crate::api::token_table::TokenTable;
 use crate::api::{Api, BoardRate, pb};
 use crate::hub::metrics::Metrics;
 use crate::hub::{Hub, HubConfig, HubError};
@@ -245,7 +246,8 @@ async fn serve_grpc(
             ..HubConfig::default()
         },
     );
-    let tokens = Arc::new(Tokens::new(&config.tokens));
+    let table = Arc::new(TokenTable::new(Tokens::new(&config.tokens)));
+    let tokens = table.current();
     let addr = listener.local_addr().unwrap_or(config.listen);
     if tokens.is_open() {
         tracing::warn!(
@@ -302,6 +304,7 @@ async fn serve_grpc(
     };
     let limits = config.limits;
     let api = Api::new(hub.clone(), tokens)
+        .with_token_table(table.clone())
         .with_event_delays(config.event_delays.clone())
         .with_pairing_engine(config.pairing_engine.clone())
         .with_public_broadcast(config.public_broadcast)
@@ -311,6 +314,10 @@ async fn serve_grpc(
         })
         .with_board_silence(limits.board_silence);
     tracing::info!(addr = ?listener.local_addr().ok(), tls = tls.is_some(), "serving");
+    let reload = config
+        .config_file
+        .clone()
+        .map(|path| tokio::spawn(reload_tokens_on_hangup(path, table.clone())));
     // Several nodes without TLS: a refused command goes on to its game's owner (with TLS
     // the refusal names the owner and the client sends it there).
     let forward = match (&config.cluster, tls.is_none()) {
@@ -407,6 +414,9 @@ async fn serve_grpc(
         .serve_with_incoming_shutdown(conn::incoming(listener, conns, tls), shutdown)
         .await
         .map_err(|e| ServeError(format!("transport: {e}")));
+    if let Some(reload) = reload {
+        reload.abort();
+    }
     // Every game's task finishes the commit it is in and stops; then the log is
     // checkpointed and its WAL truncated.
     hub.shutdown().await;
@@ -513,6 +523,50 @@ pub fn reflection() -> Result<
             )
     }
     Ok((descriptors().build_v1()?, descriptors().build_v1alpha()?))
+}
+
+/// Reads the configuration file's `[[tokens]]` again at each SIGHUP and replaces the
+/// server's list: new requests see the new list at once, and the streams of a token
+/// that is gone (or whose role or label changed) end with UNAUTHENTICATED. A file that
+/// does not read, parse or check is refused with its error logged and the old list kept;
+/// so is a list that would switch between open mode and tokens. Only the tokens are
+/// reloaded: the rest of the file takes a restart.
+pub async fn reload_tokens_on_hangup(path: std::path::PathBuf, table: Arc<TokenTable>) {
+    #[cfg(unix)]
+    {
+        let mut hangups =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "no SIGHUP handler: tokens reload only at restart");
+                    return;
+                }
+            };
+        while hangups.recv().await.is_some() {
+            let replaced = FileConfig::load_tokens(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|list| table.replace(&list));
+            match replaced {
+                Ok(r) => tracing::info!(
+                    config = %path.display(),
+                    tokens = r.tokens,
+                    added_or_changed = r.added,
+                    revoked = r.revoked,
+                    "SIGHUP: tokens reloaded"
+                ),
+                Err(e) => tracing::error!(
+                    config = %path.display(),
+                    error = %e,
+                    "SIGHUP: tokens not reloaded; the previous tokens stay in force"
+                ),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, table);
+        std::future::pending::<()>().await;
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -352,13 +352,15 @@ fn wall_ms(ms: i64) -> Option<String> {
     DateTime::<Utc>::from_timestamp_millis(ms).map(rfc3339)
 }
 
-/// Who did it, as the report names them: an arbiter by the label the event records
-/// (`arbiter:Chief arbiter`; `arbiter` when it says no more), else the role (`white
-/// player`, `black player`, `board:<id>`, `server`).
+/// Who did it, as the report names them: an arbiter by its token's label (`Chief arbiter
+/// I. Petrov`), else by the subject the event records (`arbiter:Chief arbiter`; `arbiter`
+/// when it says no more), else the role (`white player`, `black player`, `board:<id>`,
+/// `server`).
 pub fn actor(a: &Actor) -> String {
     match a {
-        Actor::Arbiter(id) => {
-            let id = id.trim();
+        Actor::Arbiter(who) if who.name.is_some() => who.title().unwrap_or_default(),
+        Actor::Arbiter(who) => {
+            let id = who.id.trim();
             if id.is_empty() || id.eq_ignore_ascii_case("arbiter") {
                 "arbiter".into()
             } else if id.starts_with("arbiter") {

@@ -127,6 +127,9 @@ pub(super) async fn stream(
         Ok(s) => s,
         Err(e) => return refusal(&e),
     };
+    // A token revoked by a reload (SIGHUP) cuts the body off, as a failure does.
+    let revoked = api.revocation_of(authorization(&headers).map(str::to_string));
+    let events = crate::api::token_table::until_revoked(Box::pin(events), revoked);
     let body = follow(api, role, first, sent, events);
     (
         StatusCode::OK,

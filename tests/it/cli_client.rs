@@ -33,6 +33,7 @@ fn start_server() -> String {
             let file = FileConfig {
                 tokens: vec![TokenConfig {
                     token: TOKEN.into(),
+                    name: None,
                     role: Role::Arbiter { event: None },
                 }],
                 ..FileConfig::default()

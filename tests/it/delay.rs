@@ -30,6 +30,7 @@ fn api() -> Api {
 fn api_over(hub: Arc<Hub>) -> Api {
     let token = |t: &str, role| TokenConfig {
         token: t.into(),
+        name: None,
         role,
     };
     let tokens = Tokens::new(&[

@@ -29,6 +29,7 @@ struct Server {
 fn token(t: &str, role: Role) -> TokenConfig {
     TokenConfig {
         token: t.into(),
+        name: None,
         role,
     }
 }

@@ -401,6 +401,7 @@ fn as_<T>(t: &str, m: T) -> tonic::Request<T> {
 fn token(t: &str, role: Role) -> TokenConfig {
     TokenConfig {
         token: t.into(),
+        name: None,
         role,
     }
 }

@@ -61,6 +61,7 @@ mod standings_stream;
 mod store;
 mod swiss_engine;
 mod tls;
+mod token_reload;
 mod tournament;
 mod tournament_log;
 mod tournament_service;

@@ -583,18 +583,21 @@ async fn role_matrix() {
     let tokens = vec![
         TokenConfig {
             token: "arb".into(),
+            name: None,
             role: Role::Arbiter {
                 event: Some("Open".into()),
             },
         },
         TokenConfig {
             token: "cup".into(),
+            name: None,
             role: Role::Arbiter {
                 event: Some("Cup".into()),
             },
         },
         TokenConfig {
             token: "brd".into(),
+            name: None,
             role: Role::Board {
                 event: "Open".into(),
                 game: "g1".into(),
@@ -602,6 +605,7 @@ async fn role_matrix() {
         },
         TokenConfig {
             token: "wht".into(),
+            name: None,
             role: Role::Player {
                 event: "Open".into(),
                 game: "g1".into(),
@@ -610,6 +614,7 @@ async fn role_matrix() {
         },
         TokenConfig {
             token: "blk".into(),
+            name: None,
             role: Role::Player {
                 event: "Open".into(),
                 game: "g1".into(),
@@ -618,6 +623,7 @@ async fn role_matrix() {
         },
         TokenConfig {
             token: "vw".into(),
+            name: None,
             role: Role::Viewer,
         },
     ];
@@ -871,4 +877,125 @@ async fn watch_from_zero_and_from_the_middle_while_moves_arrive() {
         let want: Vec<u64> = (from + 1..=last).collect();
         assert_eq!(seqs, want, "from {from}: no gap, no duplicate");
     }
+}
+
+/// Named arbiters (issue 42): a token's `name` is recorded with each ruling made with it,
+/// in the event's actor, and the PDN comments name the arbiter by it; a token without one
+/// reads as before (`arbiter:<event>`).
+#[tokio::test]
+async fn rulings_carry_the_arbiters_label() {
+    let tokens = vec![
+        TokenConfig {
+            token: "chief".into(),
+            name: Some("Chief arbiter I. Petrov".into()),
+            role: Role::Arbiter {
+                event: Some("Open".into()),
+            },
+        },
+        TokenConfig {
+            token: "deputy".into(),
+            name: None,
+            role: Role::Arbiter {
+                event: Some("Open".into()),
+            },
+        },
+    ];
+    let s = start(tokens).await;
+    let mut g = GameServiceClient::new(s.channel.clone());
+    let mut a = ArbiterServiceClient::new(s.channel.clone());
+    g.create_game(req(Some("deputy"), create("", "10m", "Open", "n1")))
+        .await
+        .expect("create");
+    let started = g
+        .start_game(req(
+            Some("chief"),
+            pb::StartGameRequest {
+                game_id: "n1".into(),
+                expected_seq: 0,
+            },
+        ))
+        .await
+        .expect("start")
+        .into_inner();
+    let warned = a
+        .issue_warning(req(
+            Some("chief"),
+            pb::IssueWarningRequest {
+                game_id: "n1".into(),
+                side: side(Color::Black),
+                reason: "talking".into(),
+                rule: "RU 1.10.2".into(),
+            },
+        ))
+        .await
+        .expect("warn")
+        .into_inner();
+    let paused = a
+        .pause_clocks(req(
+            Some("deputy"),
+            pb::PauseClocksRequest {
+                game_id: "n1".into(),
+                reason: "lights".into(),
+                rule: String::new(),
+            },
+        ))
+        .await
+        .expect("pause")
+        .into_inner();
+    let actor = |events: &[pb::GameEvent]| {
+        events
+            .last()
+            .and_then(|e| e.actor.clone())
+            .expect("an actor")
+    };
+    let chief = actor(&warned.events);
+    assert_eq!(chief.kind, pb::ActorKind::Arbiter as i32);
+    assert_eq!(chief.id, "arbiter:Open");
+    assert_eq!(chief.name, "Chief arbiter I. Petrov");
+    assert_eq!(actor(&started.events).name, "Chief arbiter I. Petrov");
+    let deputy = actor(&paused.events);
+    assert_eq!(
+        (deputy.id.as_str(), deputy.name.as_str()),
+        ("arbiter:Open", "")
+    );
+    // Read back from the log: the watch from the start and the PDN.
+    let mut watch = BroadcastServiceClient::new(s.channel.clone())
+        .watch_game(req(
+            Some("chief"),
+            pb::WatchGameRequest {
+                game_id: "n1".into(),
+                from_seq: 0,
+            },
+        ))
+        .await
+        .expect("watch")
+        .into_inner();
+    let mut names = Vec::new();
+    while let Ok(Some(Ok(e))) = tokio::time::timeout(Duration::from_secs(2), watch.next()).await {
+        names.push(e.actor.map(|a| a.name).unwrap_or_default());
+        if names.len() == 4 {
+            break;
+        }
+    }
+    assert_eq!(
+        names,
+        ["", "Chief arbiter I. Petrov", "Chief arbiter I. Petrov", ""]
+    );
+    let pdn = BroadcastServiceClient::new(s.channel.clone())
+        .export_pdn(req(
+            Some("chief"),
+            pb::ExportPdnRequest {
+                game_id: "n1".into(),
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect("pdn")
+        .into_inner()
+        .pdn;
+    assert!(
+        pdn.contains("Warning by Chief arbiter I. Petrov to Black: talking"),
+        "{pdn}"
+    );
+    assert!(!pdn.contains("by arbiter Chief"), "{pdn}");
 }

@@ -76,6 +76,7 @@ impl Running {
             public_broadcast: true,
             cluster: None,
             init: false,
+            config_file: None,
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
