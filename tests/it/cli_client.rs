@@ -191,9 +191,7 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
     );
     assert_eq!(long[0], "game cli-long (russian) not started");
     assert!(
-        long.contains(
-            &"  time      2h/50 then 1h/25 then 15min+30s; broadcast live (no delay)".to_string()
-        ),
+        long.contains(&"  time      2h/50,1h/25,15m+30s; broadcast live (no delay)".to_string()),
         "{long:#?}"
     );
 
