@@ -301,7 +301,7 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
 
     // A claim waits for the arbiter; the ruling finds the pending claim's seq itself.
     let claimed = ok(url, &["game", "claim", "cli-1", "--side", "white"]);
-    event_line(&claimed, "white claimed a draw by repetition");
+    event_line(&claimed, "arbiter: white claimed a draw by repetition");
     let ruled = ok(
         url,
         &[
