@@ -10,7 +10,8 @@ use tonic::Request;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Endpoint};
 
-use super::events::{clock_time, describe, event_json, game_json};
+use super::events::{describe, event_json, game_json};
+use super::sheet;
 use crate::api::pb;
 use crate::server::tls::{ClientTls, client_config, error_chain};
 
@@ -375,10 +376,19 @@ pub enum GameAction {
         #[arg(long, default_value_t = 0)]
         from: u64,
     },
-    /// Print a game as PDN.
-    Pdn {
-        /// Game id.
-        id: String,
+    /// Print a game as PDN, or every game of an event (`--event E`) or of one of its
+    /// rounds (`--event E --round R`). `game pdn ID` is the same.
+    #[command(visible_alias = "pdn")]
+    Export {
+        /// Game id (or give `--event`).
+        #[arg(required_unless_present = "event", conflicts_with = "event")]
+        id: Option<String>,
+        /// Every game of this event (PDN Event).
+        #[arg(long)]
+        event: Option<String>,
+        /// Only this round of the event.
+        #[arg(long, requires = "event")]
+        round: Option<String>,
     },
 }
 
@@ -390,92 +400,6 @@ pub(super) fn request<T>(token: &Option<String>, msg: T) -> Request<T> {
         r.metadata_mut().insert("authorization", v);
     }
     r
-}
-
-fn show(g: &pb::Game) -> String {
-    let status = pb::GameStatus::try_from(g.status).map_or("?", |s| s.as_str_name());
-    let result = pb::GameResult::try_from(g.result).map_or("?", |s| s.as_str_name());
-    let notations: Vec<&str> = g
-        .moves
-        .iter()
-        .filter_map(|m| m.r#move.as_ref())
-        .map(|m| m.notation.as_str())
-        .collect();
-    // Command replies leave the score sheet out (`game show` prints it).
-    let moves = if notations.is_empty() && g.move_count > 0 {
-        format!("{} played", g.move_count)
-    } else {
-        notations.join(" ")
-    };
-    let mut out = format!(
-        "game {} ({}) {}\n  fen {}\n  clocks white {}, black {}; to move {}\n  moves {}\n  result {} {} {}\n  last seq {}",
-        g.id,
-        pb::Variant::try_from(g.variant).map_or("?", |v| v.as_str_name()),
-        status,
-        g.fen,
-        clock_time(g.white_clock_ms),
-        clock_time(g.black_clock_ms),
-        pb::Side::try_from(g.side_to_move).map_or("?", |s| s.as_str_name()),
-        moves,
-        result,
-        pb::ResultReason::try_from(g.result_reason).map_or("?", |s| s.as_str_name()),
-        g.rule,
-        g.last_seq
-    );
-    let side = |s: i32| pb::Side::try_from(s).map_or("?", |s| s.as_str_name());
-    if let Some(o) = &g.pending_draw_offer {
-        out.push_str(&format!(
-            "\n  pending draw offer #{} by {}",
-            o.seq,
-            side(o.side)
-        ));
-    }
-    if let Some(c) = &g.pending_claim {
-        out.push_str(&format!("\n  pending claim #{} by {}", c.seq, side(c.side)));
-    }
-    if let Some(b) = &g.board_status {
-        let since = b
-            .since
-            .as_ref()
-            .and_then(|t| chrono::DateTime::from_timestamp(t.seconds, 0))
-            .map_or_else(String::new, |t| format!(" since {}", t.format("%H:%M:%S")));
-        out.push_str(&format!(
-            "\n  board {} {}{since}",
-            b.board_id,
-            pb::BoardHealth::try_from(b.health).map_or("?", |h| h.as_str_name())
-        ));
-    }
-    if let Some(v) = g.board_view.as_ref().filter(|v| !v.in_step) {
-        let fill: Vec<String> = v.to_fill.iter().map(|p| p.square.to_string()).collect();
-        let clear: Vec<String> = v.to_clear.iter().map(u32::to_string).collect();
-        out.push_str(&format!(
-            "\n  board out of step: clear [{}], put down [{}]",
-            clear.join(", "),
-            fill.join(", ")
-        ));
-    }
-    for i in &g.pending_irregularities {
-        out.push_str(&format!(
-            "\n  pending irregularity #{} by {} ({})",
-            i.seq,
-            side(i.side),
-            pb::IrregularityKind::try_from(i.kind).map_or("?", |k| k.as_str_name())
-        ));
-    }
-    for w in &g.warnings {
-        let rule = if w.rule.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", w.rule)
-        };
-        out.push_str(&format!(
-            "\n  warning #{} {}: {}{rule}",
-            w.seq,
-            side(w.side),
-            w.reason
-        ));
-    }
-    out
 }
 
 /// A server's refusal as the client prints it: `FAILED_PRECONDITION: … (RU 1.4.1)`.
@@ -548,7 +472,7 @@ pub(super) fn print_game(json: bool, g: &pb::Game) {
     if json {
         outln!("{}", serde_json::json!({ "game": game_json(g) }));
     } else {
-        outln!("{}", show(g));
+        outln!("{}", sheet::game_text(g));
     }
 }
 
@@ -688,25 +612,15 @@ async fn client(args: &ClientArgs, server: String) -> Result<(), String> {
                 .await
                 .map_err(st)?
                 .into_inner();
-            for g in r.games {
-                if json {
-                    print_game(true, &g);
-                    continue;
+            if json {
+                for g in &r.games {
+                    print_game(true, g);
                 }
-                // A quarantined game (arbiters only see it) says so, with its bad seq.
-                let status = match &g.quarantine {
-                    Some(q) => format!("QUARANTINED at seq {}: {}", q.seq, q.reason),
-                    None => pb::GameStatus::try_from(g.status)
-                        .map_or("?", |s| s.as_str_name())
-                        .to_string(),
-                };
+            } else {
+                let rows: Vec<sheet::Row> = r.games.iter().map(sheet::row).collect();
                 outln!(
-                    "{}\t{}\t{}\t{}\t{}",
-                    g.id,
-                    g.event,
-                    g.round,
-                    g.board,
-                    status
+                    "{}",
+                    sheet::table(&rows, event.is_empty(), round.is_empty())
                 );
             }
         }
@@ -837,15 +751,15 @@ async fn client(args: &ClientArgs, server: String) -> Result<(), String> {
                 }
             }
         }
-        GameAction::Pdn { id } => {
+        GameAction::Export { id, event, round } => {
             let mut b = BroadcastServiceClient::new(ch);
             let r = b
                 .export_pdn(request(
                     t,
                     pb::ExportPdnRequest {
-                        game_id: id.clone(),
-                        event: String::new(),
-                        round: String::new(),
+                        game_id: id.clone().unwrap_or_default(),
+                        event: event.clone().unwrap_or_default(),
+                        round: round.clone().unwrap_or_default(),
                     },
                 ))
                 .await

@@ -12,6 +12,7 @@ mod moves;
 mod perft;
 mod replay;
 mod serve;
+mod sheet;
 mod standings;
 mod tournament;
 

@@ -26,7 +26,7 @@ use super::note::{ClockReading, ClockRun, EventNote};
 use crate::clock::ClockOp;
 use crate::notation::clock_comment::hms;
 use crate::notation::square::write_square;
-use crate::rules::{Color, Variant};
+use crate::rules::{Color, RuleEdition, Variant};
 
 /// What the words of an event depend on besides the event: the game's variant (its
 /// notation names the squares), what the judge knew right after the event (move number,
@@ -47,7 +47,8 @@ pub struct Seen<'a> {
 // ---------------------------------------------------------------------------
 
 /// `white`, `black` (the log's words).
-fn side_word(c: Color) -> &'static str {
+#[must_use]
+pub fn side_word(c: Color) -> &'static str {
     match c {
         Color::White => "white",
         Color::Black => "black",
@@ -55,7 +56,8 @@ fn side_word(c: Color) -> &'static str {
 }
 
 /// `White`, `Black` (the record's words).
-fn side_name(c: Color) -> &'static str {
+#[must_use]
+pub fn side_name(c: Color) -> &'static str {
     match c {
         Color::White => "White",
         Color::Black => "Black",
@@ -82,8 +84,9 @@ pub fn clock_time(ms: i64) -> String {
     }
 }
 
-/// A duration as the log writes it: `3.2 s`, `1:30.0`.
-fn log_duration(ms: i64) -> String {
+/// A duration as the log writes it: `3.2 s`, `1:30.0` (a move's time spent).
+#[must_use]
+pub fn log_duration(ms: i64) -> String {
     if ms.unsigned_abs() < 60_000 {
         format!("{:.1} s", ms as f64 / 1000.0)
     } else {
@@ -158,7 +161,8 @@ fn or_none(s: &[u32], v: Variant) -> String {
 }
 
 /// The variant in the log's words: `russian`, `international`.
-fn variant_words(v: Variant) -> String {
+#[must_use]
+pub fn variant_words(v: Variant) -> String {
     v.name().replace('_', " ")
 }
 
@@ -187,6 +191,46 @@ fn irregularity(k: IrregularityKind) -> (&'static str, &'static str) {
     }
 }
 
+/// The rule edition a Russian game is judged by: `classic rules (RU 1.9.1)`, `2013
+/// edition`.
+#[must_use]
+pub fn edition_words(e: RuleEdition) -> &'static str {
+    match e {
+        RuleEdition::Classic => "classic rules (RU 1.9.1)",
+        RuleEdition::Edition2013 => "2013 edition (RU-2013 7.2)",
+    }
+}
+
+/// An irregularity's kind in the log's words (`touch move`, `wrong removal`).
+#[must_use]
+pub fn irregularity_words(k: IrregularityKind) -> &'static str {
+    irregularity(k).0
+}
+
+/// A board's health in the log's words (`active`, `not responding`, `disconnected`).
+#[must_use]
+pub fn board_health_words(h: BoardHealth) -> &'static str {
+    match h {
+        BoardHealth::Active => "active",
+        BoardHealth::NotResponding => "not responding",
+        BoardHealth::Disconnected => "disconnected",
+    }
+}
+
+/// A result and why, in the log's words: `white wins by resignation`, `draw by
+/// agreement`, `black wins by time forfeit` (the `game over:` line, the command line's
+/// game and list).
+#[must_use]
+pub fn result_phrase(o: Outcome, r: EndReason) -> String {
+    format!("{} by {}", result_words(o).0, end_reason(r).0)
+}
+
+/// A result in the log's words: `white wins`, `draw`, `both lose`, `annulled`.
+#[must_use]
+pub fn outcome_words(o: Outcome) -> &'static str {
+    result_words(o).0
+}
+
 /// The result: in the log's words and in the record's.
 fn result_words(o: Outcome) -> (&'static str, &'static str) {
     match o {
@@ -206,7 +250,7 @@ fn end_reason(r: EndReason) -> (&'static str, &'static str) {
         EndReason::NoMoves => ("no moves", "the side to move cannot move"),
         EndReason::FlagFall => ("time forfeit", "the flag fell"),
         EndReason::MoveLimit => ("move limit", "no move within the allowance after \"Time!\""),
-        EndReason::Agreement => ("draw agreed", "draw agreed"),
+        EndReason::Agreement => ("agreement", "draw agreed"),
         EndReason::Repetition => ("repetition", "threefold repetition"),
         EndReason::MoveCount => ("move count", "move-count draw rule"),
         EndReason::IncorrectClaimOnTime => (
@@ -418,9 +462,7 @@ fn registers(e: &GameEvent, seen: Seen<'_>) -> (String, Option<String>) {
         } => {
             let words = match health {
                 BoardHealth::Active if *silent_ms > 0 => "active again",
-                BoardHealth::Active => "active",
-                BoardHealth::NotResponding => "not responding",
-                BoardHealth::Disconnected => "disconnected",
+                h => board_health_words(*h),
             };
             let mut s = format!("board {words}");
             if *silent_ms > 0 {
@@ -698,18 +740,16 @@ fn registers(e: &GameEvent, seen: Seen<'_>) -> (String, Option<String>) {
         } => {
             let text = text.as_deref().unwrap_or_default();
             let log = with_reason(
-                format!(
-                    "game over: {} by {}",
-                    result_words(*outcome).0,
-                    end_reason(*reason).0
-                ),
+                format!("game over: {}", result_phrase(*outcome, *reason)),
                 text,
             );
-            let mut record = format!(
-                "Result{who}: {}, {}",
-                result_words(*outcome).1,
-                end_reason(*reason).1
-            );
+            // `draw agreed` says the result itself (not `draw, draw agreed`).
+            let (result, why) = (result_words(*outcome).1, end_reason(*reason).1);
+            let mut record = if why.starts_with(result) {
+                format!("Result{who}: {why}")
+            } else {
+                format!("Result{who}: {result}, {why}")
+            };
             if !text.trim().is_empty() {
                 let _ = write!(record, ": {text}");
             }
@@ -797,6 +837,15 @@ fn registers(e: &GameEvent, seen: Seen<'_>) -> (String, Option<String>) {
     }
 }
 
+/// What a draw claim is based on, in the log's words: `repetition`, `a move-count rule`.
+#[must_use]
+pub fn claim_basis(kind: ClaimKind) -> &'static str {
+    match kind {
+        ClaimKind::MoveCount => "a move-count rule",
+        ClaimKind::Repetition => "repetition",
+    }
+}
+
 /// A draw claim, in the log's words and the record's.
 fn claim(
     side: Color,
@@ -804,9 +853,10 @@ fn claim(
     written_move: Option<&str>,
     correct: bool,
 ) -> (String, Option<String>) {
-    let (basis, about) = match kind {
-        ClaimKind::MoveCount => ("a move-count rule", "a move-count rule"),
-        ClaimKind::Repetition => ("repetition", "threefold repetition"),
+    let basis = claim_basis(kind);
+    let about = match kind {
+        ClaimKind::MoveCount => "a move-count rule",
+        ClaimKind::Repetition => "threefold repetition",
     };
     let check = if correct { "correct" } else { "incorrect" };
     let (mut log, mut record) = (

@@ -165,10 +165,7 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
             "off",
         ],
     );
-    assert_eq!(
-        created[0],
-        "game cli-1 (VARIANT_RUSSIAN) GAME_STATUS_CREATED"
-    );
+    assert_eq!(created[0], "game cli-1 (russian) not started");
     let shown = json_lines(&ok(url, &["game", "--json", "show", "cli-1"]));
     let g = &shown[0]["game"];
     assert_eq!(g["id"], "cli-1");
@@ -193,9 +190,10 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
             "2h/50 then 1h/25 then 15min+30s",
         ],
     );
-    assert_eq!(
-        long[0],
-        "game cli-long (VARIANT_RUSSIAN) GAME_STATUS_CREATED"
+    assert_eq!(long[0], "game cli-long (russian) not started");
+    assert!(
+        long.contains(&"  time      2h/50,1h/25,15m+30s; broadcast live (no delay)".to_string()),
+        "{long:#?}"
     );
 
     // Refusals: the gRPC code and message, exit code 1.
@@ -304,7 +302,7 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
 
     // A claim waits for the arbiter; the ruling finds the pending claim's seq itself.
     let claimed = ok(url, &["game", "claim", "cli-1", "--side", "white"]);
-    event_line(&claimed, "white claimed a draw by repetition");
+    event_line(&claimed, "arbiter: white claimed a draw by repetition");
     let ruled = ok(
         url,
         &[
@@ -374,7 +372,9 @@ fn the_game_and_arbiter_command_lines_against_a_server() {
     );
     event_line(&declared, "game over: white wins by ");
     assert!(
-        declared.iter().any(|l| l.contains("GAME_STATUS_FINISHED")),
+        declared
+            .iter()
+            .any(|l| l == "game cli-1 (russian) finished: White wins by penalty (RU 1.9.4)"),
         "{declared:#?}"
     );
 
@@ -699,6 +699,372 @@ fn the_readmes_walkthrough_runs_as_written() {
         assert!(
             seen.contains(needle),
             "the watch printed no {needle:?}:\n{seen}"
+        );
+    }
+}
+
+/// The line of `lines` starting with `prefix` (exactly one).
+fn line_starting<'a>(lines: &'a [String], prefix: &str) -> &'a str {
+    let hits: Vec<&String> = lines.iter().filter(|l| l.starts_with(prefix)).collect();
+    assert_eq!(hits.len(), 1, "one line starting {prefix:?} in {lines:#?}");
+    hits[0]
+}
+
+/// A row of `game list`'s table: its cells (columns are two or more spaces apart).
+fn cells(row: &str) -> Vec<String> {
+    row.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Issue 42, item 5: `game show` reads like a score sheet (event, round, board, site and
+/// date, the players with ids, federations and ratings, variant and rule edition, time
+/// control and broadcast delay, status and result in words with the rule, what waits
+/// for a ruling, a numbered score sheet with both clocks and the time spent on each
+/// move); `game list` is a table with board, players, clocks and result; `game export`
+/// writes an event's or a round's PDN; no raw enum names and no doubled words.
+#[test]
+fn show_list_and_export_read_like_a_score_sheet() {
+    let url = start_server();
+    let url = url.as_str();
+    let create = |id: &str, round: &str, board: &str, white: &str, black: &str, extra: &[&str]| {
+        let mut args = vec![
+            "game",
+            "create",
+            "--id",
+            id,
+            "--white",
+            white,
+            "--black",
+            black,
+            "--event",
+            "Spring Open",
+            "--round",
+            round,
+            "--board",
+            board,
+        ];
+        args.extend_from_slice(extra);
+        ok(url, &args)
+    };
+    create(
+        "s-1",
+        "2",
+        "1",
+        "Abaturov, Ivan",
+        "Borisov, Oleg",
+        &[
+            "--time-control",
+            "5m+3s",
+            "--white-fmjd-id",
+            "14523",
+            "--white-federation",
+            "RUS",
+            "--white-rating",
+            "2410",
+            "--black-federation",
+            "NED",
+            "--site",
+            "Moscow, Russia",
+            "--time-zone",
+            "Europe/Moscow",
+            "--broadcast-delay-ms",
+            "900000",
+            "--claims-need-arbiter",
+        ],
+    );
+    create(
+        "s-2",
+        "2",
+        "2",
+        "Chizhov, Alexei",
+        "Dyachenko, Pavel",
+        &["--time-control", "10m"],
+    );
+    let third = create("s-3", "3", "1", "Egorov, Mikhail", "Fedorov, Ilya", &[]);
+    assert_eq!(third[0], "game s-3 (russian) not started");
+    assert!(
+        third.contains(&"  time      untimed; broadcast live (no delay)".to_string()),
+        "{third:#?}"
+    );
+
+    ok(url, &["game", "start", "s-1"]);
+    for mv in ["c3-d4", "f6-g5", "g3-f4"] {
+        ok(url, &["game", "move", "s-1", mv]);
+    }
+    ok(url, &["game", "claim", "s-1", "--side", "black"]);
+    ok(
+        url,
+        &[
+            "arbiter", "warn", "s-1", "--side", "black", "--reason", "talking", "--rule",
+            "RU 1.9.4",
+        ],
+    );
+
+    // A running game: the header, what waits, the score sheet so far.
+    let shown = ok(url, &["game", "show", "s-1"]);
+    assert_eq!(
+        shown[0], "game s-1 (russian) running, black to move",
+        "{shown:#?}"
+    );
+    for want in [
+        "  event     Spring Open, round 2, board 1",
+        "  white     Abaturov, Ivan (FMJD 14523, RUS, 2410)",
+        "  black     Borisov, Oleg (NED, unrated)",
+        "  rules     russian draughts, classic rules (RU 1.9.1); claims wait for the arbiter",
+        "  time      5m+3s; broadcast delay 15:00.0",
+    ] {
+        assert!(shown.contains(&want.to_string()), "{want:?} in {shown:#?}");
+    }
+    let site = line_starting(&shown, "  site      ");
+    let today = chrono::Utc::now().with_timezone(&chrono_tz::Europe::Moscow);
+    let yesterday = today - chrono::Duration::minutes(1);
+    assert!(
+        [today, yesterday]
+            .iter()
+            .any(|d| site == format!("  site      Moscow, Russia, {}", d.format("%Y-%m-%d"))),
+        "{site}"
+    );
+    let clocks = line_starting(&shown, "  clocks    ");
+    assert!(
+        clocks.starts_with("  clocks    white ") && clocks.contains(", black "),
+        "{clocks}"
+    );
+    let claim = line_starting(&shown, "  claim     ");
+    assert!(
+        claim.starts_with("  claim     black claimed a draw by repetition (#")
+            && claim.ends_with("), waiting for a ruling"),
+        "{claim}"
+    );
+    let warning = line_starting(&shown, "  warning   ");
+    assert!(
+        warning.starts_with("  warning   #") && warning.ends_with(" to black: talking (RU 1.9.4)"),
+        "{warning}"
+    );
+    line_starting(
+        &shown,
+        "  score sheet (each move: the time spent, then White's / Black's clock after it)",
+    );
+    let first = line_starting(&shown, "  1. ");
+    let words: Vec<&str> = first.split_whitespace().collect();
+    // 1. c3-d4 0.0 s W / B f6-g5 0.4 s W / B (W, B: the clocks after the move)
+    assert_eq!(words.len(), 13, "{first}");
+    assert_eq!(
+        (words[1], words[3], words[5]),
+        ("c3-d4", "s", "/"),
+        "{first}"
+    );
+    assert_eq!(
+        (words[7], words[9], words[11]),
+        ("f6-g5", "s", "/"),
+        "{first}"
+    );
+    for clock in [words[4], words[6], words[10], words[12]] {
+        assert!(
+            clock.contains(':') && clock.contains('.'),
+            "{clock} in {first}"
+        );
+    }
+    let second = line_starting(&shown, "  2. ");
+    assert!(second.starts_with("  2. g3-f4  "), "{second}");
+    assert_eq!(second.matches(" / ").count(), 1, "{second}");
+    assert!(
+        !shown.iter().any(|l| l.starts_with("  final")),
+        "{shown:#?}"
+    );
+    // The arbiter rules; black resigns; s-2 is drawn by agreement.
+    ok(
+        url,
+        &[
+            "arbiter",
+            "rule-claim",
+            "s-1",
+            "incorrect",
+            "--reason",
+            "no repetition",
+        ],
+    );
+    let resigned = ok(url, &["game", "resign", "s-1", "--side", "black"]);
+    event_line(&resigned, "game over: white wins by resignation");
+    ok(url, &["game", "start", "s-2"]);
+    ok(url, &["game", "move", "s-2", "c3-d4"]);
+    ok(url, &["game", "offer", "s-2", "--side", "black"]);
+    let agreed = ok(
+        url,
+        &["game", "respond", "s-2", "accept", "--side", "white"],
+    );
+    event_line(&agreed, "game over: draw by agreement");
+
+    // A finished game: the result in words with its rule, no side to move, the final
+    // line under the score sheet.
+    let shown = ok(url, &["game", "show", "s-1"]);
+    assert!(
+        shown[0].starts_with("game s-1 (russian) finished: White wins by resignation (RU "),
+        "{shown:#?}"
+    );
+    let result = shown[0].split_once("finished: ").expect("the result").1;
+    assert_eq!(
+        shown[shown.len() - 2],
+        format!("  final     {result}"),
+        "{shown:#?}"
+    );
+    assert!(
+        shown.last().expect("a line").starts_with("  last seq  "),
+        "{shown:#?}"
+    );
+    assert!(!shown.iter().any(|l| l.contains("to move")), "{shown:#?}");
+    assert!(
+        !shown.iter().any(|l| l.starts_with("  claim")),
+        "{shown:#?}"
+    );
+    let drawn = ok(url, &["game", "show", "s-2"]);
+    assert!(
+        drawn[0].starts_with("game s-2 (russian) finished: Draw by agreement (RU "),
+        "{drawn:#?}"
+    );
+    line_starting(&drawn, "  1. c3-d4  ");
+    for lines in [&shown, &drawn] {
+        for l in lines.iter() {
+            for raw in [
+                "SIDE_",
+                "GAME_",
+                "RESULT_",
+                "VARIANT_",
+                "BOARD_HEALTH",
+                "draw by draw",
+                "draw agreed",
+            ] {
+                assert!(!l.contains(raw), "{raw:?} in {l}");
+            }
+        }
+    }
+
+    // The list of a round: board, game, players, clocks, result.
+    let listed = ok(
+        url,
+        &["game", "list", "--event", "Spring Open", "--round", "2"],
+    );
+    assert_eq!(
+        cells(&listed[0]),
+        [
+            "board",
+            "game",
+            "white",
+            "black",
+            "clocks (white black)",
+            "status"
+        ],
+        "{listed:#?}"
+    );
+    assert_eq!(listed.len(), 3, "{listed:#?}");
+    let row1 = cells(line_starting(&listed, "1 "));
+    assert_eq!(
+        &row1[..4],
+        ["1", "s-1", "Abaturov, Ivan", "Borisov, Oleg"],
+        "{row1:?}"
+    );
+    assert_eq!(row1[5], "white wins by resignation", "{row1:?}");
+    let row2 = cells(line_starting(&listed, "2 "));
+    assert_eq!(
+        &row2[..4],
+        ["2", "s-2", "Chizhov, Alexei", "Dyachenko, Pavel"],
+        "{row2:?}"
+    );
+    assert_eq!(row2[5], "draw by agreement", "{row2:?}");
+    let clocks: Vec<&str> = row2[4].split(' ').collect();
+    assert!(
+        clocks.len() == 2 && clocks.iter().all(|c| c.contains(':')),
+        "{row2:?}"
+    );
+    // Unfiltered: the event and round are columns too.
+    let all = ok(url, &["game", "list"]);
+    assert_eq!(
+        cells(&all[0]),
+        [
+            "event",
+            "round",
+            "board",
+            "game",
+            "white",
+            "black",
+            "clocks (white black)",
+            "status"
+        ]
+    );
+    let row3 = cells(
+        all.iter()
+            .find(|l| l.contains(" s-3 "))
+            .expect("s-3 listed"),
+    );
+    assert_eq!(
+        row3,
+        [
+            "Spring Open",
+            "3",
+            "1",
+            "s-3",
+            "Egorov, Mikhail",
+            "Fedorov, Ilya",
+            "untimed",
+            "not started"
+        ]
+    );
+    // --json stays the wire's names.
+    let json = json_lines(&ok(
+        url,
+        &["game", "--json", "list", "--event", "Spring Open"],
+    ));
+    assert_eq!(json.len(), 3);
+    assert!(
+        json.iter()
+            .any(|g| g["game"]["result"] == "GAME_RESULT_WHITE_WINS")
+    );
+    let g = &json_lines(&ok(url, &["game", "--json", "show", "s-1"]))[0]["game"];
+    assert_eq!(g["status"], "GAME_STATUS_FINISHED");
+    assert_eq!(g["result_reason"], "RESULT_REASON_RESIGNATION");
+
+    // Export: a game, a round, an event.
+    let pdn = |args: &[&str]| ok(url, args).join("\n");
+    let one = pdn(&["game", "export", "s-1"]);
+    assert_eq!(one.matches("[Event \"Spring Open\"]").count(), 1, "{one}");
+    assert_eq!(one, pdn(&["game", "pdn", "s-1"]), "`pdn` is `export`");
+    let round = pdn(&["game", "export", "--event", "Spring Open", "--round", "2"]);
+    assert_eq!(
+        round.matches("[Event \"Spring Open\"]").count(),
+        2,
+        "{round}"
+    );
+    assert_eq!(round.matches("[Round \"2\"]").count(), 2, "{round}");
+    assert!(
+        round.contains("[White \"Abaturov, Ivan\"]")
+            && round.contains("[White \"Chizhov, Alexei\"]")
+    );
+    assert!(!round.contains("Egorov"), "{round}");
+    assert!(!round.contains("draw, draw agreed"), "{round}");
+    let event = pdn(&["game", "export", "--event", "Spring Open"]);
+    assert_eq!(
+        event.matches("[Event \"Spring Open\"]").count(),
+        3,
+        "{event}"
+    );
+    let err = fails(
+        url,
+        Some(TOKEN),
+        &["game", "export", "--event", "Spring Open", "--round", "9"],
+    );
+    assert!(err.starts_with("error: NOT_FOUND: "), "{err}");
+    // Usage errors (exit 2): a round without its event, an id with an event, nothing.
+    for args in [
+        &["game", "export", "--round", "2"][..],
+        &["game", "export", "s-1", "--event", "Spring Open"],
+        &["game", "export"],
+    ] {
+        assert_eq!(
+            cli_raw(url, Some(TOKEN), args).status.code(),
+            Some(2),
+            "{args:?}"
         );
     }
 }
