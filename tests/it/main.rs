@@ -17,6 +17,7 @@ mod citations;
 mod cli_client;
 mod clock;
 mod clock_faults;
+mod console;
 mod cluster;
 mod corners;
 mod corruption;
