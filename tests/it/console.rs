@@ -122,7 +122,10 @@ async fn create(games: &mut GameServiceClient<Channel>, id: &str, board: u32, cl
 
 async fn get(games: &mut GameServiceClient<Channel>, id: &str) -> pb::Game {
     games
-        .get_game(authed(pb::GetGameRequest { game_id: id.into() }, Some(TOKEN)))
+        .get_game(authed(
+            pb::GetGameRequest { game_id: id.into() },
+            Some(TOKEN),
+        ))
         .await
         .expect("get game")
         .into_inner()
@@ -264,14 +267,16 @@ fn card<'a>(v: &'a Value, id: &str) -> &'a Value {
 }
 
 fn has_alert(v: &Value, kind: &str, id: &str) -> bool {
-    v["alerts"]
-        .as_array()
-        .is_some_and(|a| a.iter().any(|x| x["kind"] == json!(kind) && x["id"] == json!(id)))
+    v["alerts"].as_array().is_some_and(|a| {
+        a.iter()
+            .any(|x| x["kind"] == json!(kind) && x["id"] == json!(id))
+    })
 }
 
 async fn shot(browser: &Browser, name: &str) {
     let png = browser.screenshot().await;
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("target/browser/console-{name}.png"));
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("target/browser/console-{name}.png"));
     std::fs::create_dir_all(path.parent().expect("folder")).expect("target/browser");
     std::fs::write(&path, png).expect("write the screenshot");
     eprintln!("screenshot: {}", path.display());
@@ -328,8 +333,18 @@ async fn the_arbiter_runs_a_round_from_the_console_in_chromium() {
     assert_eq!(href, format!("{base}{PATH}"));
     assert_eq!(v["signed"], json!("yes"));
     let history = browser.eval("return history.length;").await;
-    assert_eq!(history, json!(2), "a new tab and the console: nothing else in the history");
-    assert_eq!(card(&v, "c3")["health"].as_str().map(|h| h.starts_with("connected")), Some(true), "{v}");
+    assert_eq!(
+        history,
+        json!(2),
+        "a new tab and the console: nothing else in the history"
+    );
+    assert_eq!(
+        card(&v, "c3")["health"]
+            .as_str()
+            .map(|h| h.starts_with("connected")),
+        Some(true),
+        "{v}"
+    );
 
     // 2. A claim made through the API is an alert within a second.
     let before = Instant::now();
@@ -346,33 +361,67 @@ async fn the_arbiter_runs_a_round_from_the_console_in_chromium() {
         .await
         .expect("claim");
     let (v, _) = browser
-        .wait_for("the claim's alert", SHOWN, Duration::from_secs(5), |v| has_alert(v, "claim", "c1"))
+        .wait_for("the claim's alert", SHOWN, Duration::from_secs(5), |v| {
+            has_alert(v, "claim", "c1")
+        })
         .await;
     let took = before.elapsed();
     eprintln!("claim alert shown {took:?} after ClaimDraw was sent");
     assert!(took < Duration::from_secs(1), "the alert took {took:?}");
-    assert!(card(&v, "c1")["tags"].to_string().contains("claim: White"), "{v}");
+    assert!(
+        card(&v, "c1")["tags"].to_string().contains("claim: White"),
+        "{v}"
+    );
     shot(&browser, "alert").await;
 
     // The arbiter opens it from the alert and rules: incorrect, with the rule.
-    browser.click("#alerts .alert[data-kind=claim] button").await;
-    browser.click("#panel form[data-act=claim] select[name=ruling] option[value='2']").await;
-    browser.type_into("#panel form[data-act=claim] input[name=reason]", "no position occurred three times").await;
-    browser.type_into("#panel form[data-act=claim] input[name=rule]", "RU 1.9.2").await;
+    browser
+        .click("#alerts .alert[data-kind=claim] button")
+        .await;
+    browser
+        .click("#panel form[data-act=claim] select[name=ruling] option[value='2']")
+        .await;
+    browser
+        .type_into(
+            "#panel form[data-act=claim] input[name=reason]",
+            "no position occurred three times",
+        )
+        .await;
+    browser
+        .type_into("#panel form[data-act=claim] input[name=rule]", "RU 1.9.2")
+        .await;
     browser.click("#panel form[data-act=claim] button.go").await;
     let (v, _) = browser
-        .wait_for("the ruling in the page's log", SHOWN, Duration::from_secs(5), |v| {
-            v["log"].as_array().is_some_and(|l| l.iter().any(|r| r["kind"] == json!("claimDecided")))
-        })
+        .wait_for(
+            "the ruling in the page's log",
+            SHOWN,
+            Duration::from_secs(5),
+            |v| {
+                v["log"]
+                    .as_array()
+                    .is_some_and(|l| l.iter().any(|r| r["kind"] == json!("claimDecided")))
+            },
+        )
         .await;
-    let row = v["log"].as_array().and_then(|l| l.iter().find(|r| r["kind"] == json!("claimDecided"))).cloned().unwrap_or_default();
+    let row = v["log"]
+        .as_array()
+        .and_then(|l| l.iter().find(|r| r["kind"] == json!("claimDecided")))
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(row["rule"], json!("RU 1.9.2"), "{row}");
-    assert!(row["who"].as_str().unwrap_or("").starts_with("arbiter"), "{row}");
+    assert!(
+        row["who"].as_str().unwrap_or("").starts_with("arbiter"),
+        "{row}"
+    );
     assert!(!has_alert(&v, "claim", "c1"), "the alert is gone: {v}");
     shot(&browser, "claim-ruled").await;
     let g = get(&mut games, "c1").await;
     assert!(g.pending_claim.is_none(), "{g:?}");
-    let ruled: Vec<_> = log(&channel, "c1").await.into_iter().filter(|e| matches!(kind(e), Some(pb::game_event::Kind::ClaimDecided(_)))).collect();
+    let ruled: Vec<_> = log(&channel, "c1")
+        .await
+        .into_iter()
+        .filter(|e| matches!(kind(e), Some(pb::game_event::Kind::ClaimDecided(_))))
+        .collect();
     assert_eq!(ruled.len(), 1, "{ruled:?}");
     let e = &ruled[0];
     assert_eq!(e.rule, "RU 1.9.2");
@@ -391,10 +440,19 @@ async fn the_arbiter_runs_a_round_from_the_console_in_chromium() {
     browser.press("2").await;
     browser.press(ENTER).await;
     browser
-        .wait_for("board 2's panel", SHOWN, Duration::from_secs(5), |v| v["panel"] == json!("c2"))
+        .wait_for("board 2's panel", SHOWN, Duration::from_secs(5), |v| {
+            v["panel"] == json!("c2")
+        })
         .await;
-    browser.type_into("#panel form[data-act=pause] input[name=reason]", "a player feels unwell").await;
-    browser.type_into("#panel form[data-act=pause] input[name=rule]", "RU 1.10").await;
+    browser
+        .type_into(
+            "#panel form[data-act=pause] input[name=reason]",
+            "a player feels unwell",
+        )
+        .await;
+    browser
+        .type_into("#panel form[data-act=pause] input[name=rule]", "RU 1.10")
+        .await;
     browser.click("#panel form[data-act=pause] button.go").await;
     let paused = async {
         for _ in 0..100 {
@@ -410,11 +468,24 @@ async fn the_arbiter_runs_a_round_from_the_console_in_chromium() {
     browser
         .wait_for("the adjust form of a paused game", "return !!document.querySelector('#panel form[data-act=resume]') && !!document.querySelector('#panel form[data-act=adjust]');", Duration::from_secs(5), |v| v == &json!(true))
         .await;
-    browser.click("#panel form[data-act=adjust] select[name=side] option[value='1']").await;
-    browser.type_into("#panel form[data-act=adjust] input[name=time]", "0:30").await;
-    browser.type_into("#panel form[data-act=adjust] input[name=reason]", "time lost to the illness").await;
-    browser.type_into("#panel form[data-act=adjust] input[name=rule]", "RU 1.10").await;
-    browser.click("#panel form[data-act=adjust] button.go").await;
+    browser
+        .click("#panel form[data-act=adjust] select[name=side] option[value='1']")
+        .await;
+    browser
+        .type_into("#panel form[data-act=adjust] input[name=time]", "0:30")
+        .await;
+    browser
+        .type_into(
+            "#panel form[data-act=adjust] input[name=reason]",
+            "time lost to the illness",
+        )
+        .await;
+    browser
+        .type_into("#panel form[data-act=adjust] input[name=rule]", "RU 1.10")
+        .await;
+    browser
+        .click("#panel form[data-act=adjust] button.go")
+        .await;
     let adjusted = async {
         for _ in 0..100 {
             let g = get(&mut games, "c2").await;
@@ -432,40 +503,94 @@ async fn the_arbiter_runs_a_round_from_the_console_in_chromium() {
     assert!(c2.iter().any(|e| matches!(kind(e), Some(pb::game_event::Kind::ClocksPaused(p)) if p.reason == "a player feels unwell") && e.rule == "RU 1.10"), "{c2:?}");
     assert!(c2.iter().any(|e| matches!(kind(e), Some(pb::game_event::Kind::ClockAdjusted(a)) if a.side == pb::Side::White as i32) && e.rule == "RU 1.10"), "{c2:?}");
     let (v, _) = browser
-        .wait_for("board 2 paused on the page", SHOWN, Duration::from_secs(5), |v| card(v, "c2")["status"] == json!("paused"))
+        .wait_for(
+            "board 2 paused on the page",
+            SHOWN,
+            Duration::from_secs(5),
+            |v| card(v, "c2")["status"] == json!("paused"),
+        )
         .await;
     eprintln!("board 2: {}", card(&v, "c2"));
     shot(&browser, "paused").await;
     browser.press(ESCAPE).await;
     browser
-        .wait_for("the panel closed", SHOWN, Duration::from_secs(5), |v| v["panel"] == json!(""))
+        .wait_for("the panel closed", SHOWN, Duration::from_secs(5), |v| {
+            v["panel"] == json!("")
+        })
         .await;
 
     // 4. An irregularity from the board: c3 to a5 is not a move (RU 1.4); ruled corrected.
-    board.send(pb::board_message::Kind::Lift(pb::BoardSquare { square: 22 })).await;
-    board.send(pb::board_message::Kind::Release(pb::BoardSquare { square: 13 })).await;
+    board
+        .send(pb::board_message::Kind::Lift(pb::BoardSquare {
+            square: 22,
+        }))
+        .await;
+    board
+        .send(pb::board_message::Kind::Release(pb::BoardSquare {
+            square: 13,
+        }))
+        .await;
     browser
-        .wait_for("the irregularity's alert", SHOWN, Duration::from_secs(5), |v| has_alert(v, "irregularity", "c3"))
+        .wait_for(
+            "the irregularity's alert",
+            SHOWN,
+            Duration::from_secs(5),
+            |v| has_alert(v, "irregularity", "c3"),
+        )
         .await;
     shot(&browser, "irregularity").await;
-    browser.click("#alerts .alert[data-kind=irregularity] button").await;
-    browser.click("#panel form[data-act^=irregularity] select[name=ruling] option[value='2']").await;
-    browser.type_into("#panel form[data-act^=irregularity] input[name=reason]", "the piece goes back to c3").await;
-    browser.click("#panel form[data-act^=irregularity] button.go").await;
+    browser
+        .click("#alerts .alert[data-kind=irregularity] button")
+        .await;
+    browser
+        .click("#panel form[data-act^=irregularity] select[name=ruling] option[value='2']")
+        .await;
+    browser
+        .type_into(
+            "#panel form[data-act^=irregularity] input[name=reason]",
+            "the piece goes back to c3",
+        )
+        .await;
+    browser
+        .click("#panel form[data-act^=irregularity] button.go")
+        .await;
     let (v, _) = browser
-        .wait_for("the irregularity ruled", SHOWN, Duration::from_secs(5), |v| {
-            !has_alert(v, "irregularity", "c3") && v["log"].as_array().is_some_and(|l| l.iter().any(|r| r["kind"] == json!("irregularityRuled")))
-        })
+        .wait_for(
+            "the irregularity ruled",
+            SHOWN,
+            Duration::from_secs(5),
+            |v| {
+                !has_alert(v, "irregularity", "c3")
+                    && v["log"]
+                        .as_array()
+                        .is_some_and(|l| l.iter().any(|r| r["kind"] == json!("irregularityRuled")))
+            },
+        )
         .await;
     assert!(v["message"].as_str().unwrap_or("").contains("done"), "{v}");
     let g = get(&mut games, "c3").await;
     assert!(g.pending_irregularities.is_empty(), "{g:?}");
     let c3 = log(&channel, "c3").await;
-    let ruled: Vec<_> = c3.iter().filter_map(|e| match kind(e) {
-        Some(pb::game_event::Kind::IrregularityRuled(r)) => Some((r.ruling, r.reason.clone(), e.actor.clone().unwrap_or_default().kind)),
-        _ => None,
-    }).collect();
-    assert_eq!(ruled, [(pb::IrregularityRuling::Corrected as i32, "the piece goes back to c3".to_string(), pb::ActorKind::Arbiter as i32)], "{c3:?}");
+    let ruled: Vec<_> = c3
+        .iter()
+        .filter_map(|e| match kind(e) {
+            Some(pb::game_event::Kind::IrregularityRuled(r)) => Some((
+                r.ruling,
+                r.reason.clone(),
+                e.actor.clone().unwrap_or_default().kind,
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ruled,
+        [(
+            pb::IrregularityRuling::Corrected as i32,
+            "the piece goes back to c3".to_string(),
+            pb::ActorKind::Arbiter as i32
+        )],
+        "{c3:?}"
+    );
     browser.press(ESCAPE).await;
 
     // 5. The board falls silent: "not responding"; its stream ends: "disconnected".
@@ -473,19 +598,33 @@ async fn the_arbiter_runs_a_round_from_the_console_in_chromium() {
     let cut_at = Instant::now();
     let (v, took) = browser
         .wait_for("not responding", SHOWN, Duration::from_secs(10), |v| {
-            card(v, "c3")["health"].as_str().is_some_and(|h| h.starts_with("not responding")) && has_alert(v, "board", "c3")
+            card(v, "c3")["health"]
+                .as_str()
+                .is_some_and(|h| h.starts_with("not responding"))
+                && has_alert(v, "board", "c3")
         })
         .await;
-    eprintln!("board 3 not responding on the page {took:?} after its last heartbeat: {}", card(&v, "c3"));
-    assert!(cut_at.elapsed() >= Duration::from_millis(900), "not before the silence (1 s)");
+    eprintln!(
+        "board 3 not responding on the page {took:?} after its last heartbeat: {}",
+        card(&v, "c3")
+    );
+    assert!(
+        cut_at.elapsed() >= Duration::from_millis(900),
+        "not before the silence (1 s)"
+    );
     shot(&browser, "not-responding").await;
     board.cut();
     let (v, took) = browser
         .wait_for("disconnected", SHOWN, Duration::from_secs(10), |v| {
-            card(v, "c3")["health"].as_str().is_some_and(|h| h.starts_with("disconnected"))
+            card(v, "c3")["health"]
+                .as_str()
+                .is_some_and(|h| h.starts_with("disconnected"))
         })
         .await;
-    eprintln!("board 3 disconnected on the page {took:?} after its stream closed: {}", card(&v, "c3"));
+    eprintln!(
+        "board 3 disconnected on the page {took:?} after its stream closed: {}",
+        card(&v, "c3")
+    );
     let text = v["alerts"].to_string();
     assert!(text.contains("board dgt-c3 disconnected since"), "{text}");
     shot(&browser, "disconnected").await;
@@ -498,21 +637,43 @@ async fn the_arbiter_runs_a_round_from_the_console_in_chromium() {
     browser.type_into("#signin input[name=token]", VIEWER).await;
     browser.click("#signin button[type=submit]").await;
     browser
-        .wait_for("boards for the viewer", SHOWN, Duration::from_secs(10), |v| v["cards"].as_array().map(Vec::len) == Some(3))
+        .wait_for(
+            "boards for the viewer",
+            SHOWN,
+            Duration::from_secs(10),
+            |v| v["cards"].as_array().map(Vec::len) == Some(3),
+        )
         .await;
     browser.click("#boards .card[data-game-id=c2]").await;
-    browser.type_into("#panel form[data-act=resume] input[name=reason]", "back to play").await;
-    browser.click("#panel form[data-act=resume] button.go").await;
+    browser
+        .type_into(
+            "#panel form[data-act=resume] input[name=reason]",
+            "back to play",
+        )
+        .await;
+    browser
+        .click("#panel form[data-act=resume] button.go")
+        .await;
     let (v, _) = browser
-        .wait_for("the refusal", SHOWN, Duration::from_secs(5), |v| v["message"].as_str().unwrap_or("").contains("PERMISSION_DENIED"))
+        .wait_for("the refusal", SHOWN, Duration::from_secs(5), |v| {
+            v["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("PERMISSION_DENIED")
+        })
         .await;
     eprintln!("viewer refused: {}", v["message"]);
-    assert_eq!(get(&mut games, "c2").await.status, pb::GameStatus::Paused as i32);
+    assert_eq!(
+        get(&mut games, "c2").await.status,
+        pb::GameStatus::Paused as i32
+    );
     shot(&browser, "refused").await;
 
     // 7. A `?token=` link: the token leaves the address bar at once, for both pages.
     for page in ["/live/Console%20Open/1", PATH] {
-        browser.open(&format!("{base}{page}?view=hall&token={TOKEN}")).await;
+        browser
+            .open(&format!("{base}{page}?view=hall&token={TOKEN}"))
+            .await;
         let (v, _) = browser
             .wait_for("the token moved", "return [location.href, sessionStorage.getItem('draughts-arbiter.token'), document.body.dataset.signedIn];", Duration::from_secs(5), |v| v[1] == json!(TOKEN))
             .await;
@@ -536,7 +697,8 @@ async fn the_arbiter_runs_a_round_from_the_console_in_chromium() {
         }
         // The links themselves (step 7): the request that opened them.
         assert!(
-            line.starts_with("GET /live/Console%20Open/1?view=hall&token=") || line.starts_with(&format!("GET {PATH}?view=hall&token=")),
+            line.starts_with("GET /live/Console%20Open/1?view=hall&token=")
+                || line.starts_with(&format!("GET {PATH}?view=hall&token=")),
             "the token outside an authorization header: {line}"
         );
     }
