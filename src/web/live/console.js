@@ -584,7 +584,7 @@ function openPanel(id) {
   selected = id;
   renderGrid();
   renderPanel();
-  const first = document.querySelector("#panel form .go, #panel .close");
+  const first = document.querySelector("#panel form .go") || document.querySelector("#panel .close");
   if (first) first.focus();
 }
 
@@ -638,6 +638,8 @@ document.addEventListener("keydown", (e) => {
     return;
   }
   if (e.key === "Enter" && e.target.classList && e.target.classList.contains("card")) {
+    // No keypress after it: it would reach the panel's button that now has the focus.
+    e.preventDefault();
     openPanel(e.target.dataset.gameId);
   }
 });
