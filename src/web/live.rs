@@ -10,6 +10,13 @@
 //! after a drop. Everything the page shows comes from that stream, so the server's rules
 //! for the caller hold: the public sees each game `broadcast_delay_ms` late.
 //!
+//! The arbiter's console, `GET /arbiter/{event}` and `GET /arbiter/{event}/{round}`, is
+//! served the same way (its own HTML, `console.js` and `console.css`): every board of the
+//! round with the alerts that need the arbiter, and the arbiter's commands, all over
+//! grpc-web with the token the arbiter signed in with. Both pages take the token through
+//! a sign-in form (`common.js`: kept in the tab's sessionStorage, sent only as
+//! `authorization`), never in the URL.
+//!
 //! The path's segments are percent-decoded here only to refuse what the script could not
 //! decode either (bad percent-encoding or UTF-8: 400); the HTML is the same for every
 //! event and round.
@@ -51,8 +58,18 @@ const PAGE: Asset = Asset {
     body: include_bytes!("live/live.html"),
 };
 
+/// The arbiter's console (`/arbiter/<event>[/<round>]`).
+const CONSOLE: Asset = Asset {
+    name: "console.html",
+    content_type: "text/html; charset=utf-8",
+    body: include_bytes!("live/console.html"),
+};
+
+/// The pages, before [`FILES`] in [`TAGS`].
+const PAGES: [&Asset; 2] = [&PAGE, &CONSOLE];
+
 /// The files under [`ASSETS`], by the name in their URL.
-const FILES: [Asset; 5] = [
+const FILES: [Asset; 8] = [
     Asset {
         name: "live.css",
         content_type: "text/css; charset=utf-8",
@@ -68,6 +85,22 @@ const FILES: [Asset; 5] = [
         name: "live.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("live/live.js"),
+    },
+    Asset {
+        // What the live page and the console share: the API, the token, the sign-in.
+        name: "common.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("live/common.js"),
+    },
+    Asset {
+        name: "console.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("live/console.js"),
+    },
+    Asset {
+        name: "console.css",
+        content_type: "text/css; charset=utf-8",
+        body: include_bytes!("live/console.css"),
     },
     Asset {
         name: "connect-protobuf.js",
@@ -86,7 +119,8 @@ const FILES: [Asset; 5] = [
 /// An entity tag per file (FNV-1a of its bytes), so a browser revalidates with one small
 /// request and a new build's files are never served stale from its cache.
 static TAGS: LazyLock<Vec<HeaderValue>> = LazyLock::new(|| {
-    std::iter::once(&PAGE)
+    PAGES
+        .into_iter()
         .chain(FILES.iter())
         .map(|a| {
             let hash = a.body.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
@@ -102,22 +136,43 @@ pub(crate) fn routes() -> Router {
     Router::new()
         .route("/live/{event}", get(page_of_event))
         .route("/live/{event}/{round}", get(page_of_round))
+        .route("/arbiter/{event}", get(console_of_event))
+        .route("/arbiter/{event}/{round}", get(console_of_round))
         .route(&format!("{ASSETS}/{{file}}"), get(asset))
 }
 
 async fn page_of_event(path: Result<Path<String>, PathRejection>, headers: HeaderMap) -> Response {
-    match path {
-        Ok(_) => serve(&PAGE, 0, &headers),
-        Err(e) => bad_path(&e),
-    }
+    page(path, &PAGE, &headers)
 }
 
 async fn page_of_round(
     path: Result<Path<(String, String)>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
+    page(path, &PAGE, &headers)
+}
+
+async fn console_of_event(
+    path: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+) -> Response {
+    page(path, &CONSOLE, &headers)
+}
+
+async fn console_of_round(
+    path: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+) -> Response {
+    page(path, &CONSOLE, &headers)
+}
+
+/// One of [`PAGES`], the same for every event and round, once the path has decoded.
+fn page<T>(path: Result<Path<T>, PathRejection>, which: &Asset, headers: &HeaderMap) -> Response {
     match path {
-        Ok(_) => serve(&PAGE, 0, &headers),
+        Ok(_) => {
+            let index = PAGES.iter().position(|p| p.name == which.name).unwrap_or(0);
+            serve(which, index, headers)
+        }
         Err(e) => bad_path(&e),
     }
 }
@@ -128,7 +183,7 @@ async fn asset(path: Result<Path<String>, PathRejection>, headers: HeaderMap) ->
         Err(e) => return bad_path(&e),
     };
     match FILES.iter().position(|a| a.name == name) {
-        Some(i) => serve(&FILES[i], i + 1, &headers),
+        Some(i) => serve(&FILES[i], i + PAGES.len(), &headers),
         None => (
             StatusCode::NOT_FOUND,
             [(CONTENT_TYPE, "text/plain; charset=utf-8")],
@@ -184,9 +239,10 @@ fn serve(asset: &Asset, index: usize, request: &HeaderMap) -> Response {
     // server version must not meet an old script.
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    if asset.name == PAGE.name {
+    if PAGES.iter().any(|p| p.name == asset.name) {
         headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
-        // `?token=` must not leak to other sites through the Referer header.
+        // A `?token=` link must not leak through the Referer header, not even for the
+        // page's own requests made before its script takes the token out of the URL.
         headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     }
     response
@@ -223,6 +279,8 @@ mod tests {
             "/live/Open",
             "/live/Open%202026/3.2",
             "/live/%D0%A7%D0%B5%D0%BC%D0%BF",
+            "/arbiter/Open",
+            "/arbiter/Open%202026/3",
         ] {
             let r = get_path(path, None).await;
             assert_eq!(r.status(), StatusCode::OK, "{path}");
@@ -234,8 +292,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_console_is_its_own_page() {
+        let r = get_path("/arbiter/Open/1", None).await;
+        let body = axum::body::to_bytes(r.into_body(), usize::MAX)
+            .await
+            .expect("body");
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.contains("/assets/live/console.js"), "{text}");
+        assert!(text.contains("id=\"signin\""), "{text}");
+        assert_eq!(
+            get_path("/arbiter", None).await.status(),
+            StatusCode::NOT_FOUND
+        );
+    }
+
+    #[tokio::test]
     async fn undecodable_segments_are_400() {
-        for path in ["/live/%FF", "/live/Open/%C3%28", "/assets/live/%FE"] {
+        for path in [
+            "/live/%FF",
+            "/live/Open/%C3%28",
+            "/assets/live/%FE",
+            "/arbiter/%FF",
+            "/arbiter/Open/%C3%28",
+        ] {
             let r = get_path(path, None).await;
             assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{path}");
         }
@@ -245,6 +324,9 @@ mod tests {
     async fn assets_with_their_types_and_revalidation() {
         for (name, ty) in [
             ("live.js", "text/javascript; charset=utf-8"),
+            ("common.js", "text/javascript; charset=utf-8"),
+            ("console.js", "text/javascript; charset=utf-8"),
+            ("console.css", "text/css; charset=utf-8"),
             ("connect-protobuf.js", "text/javascript; charset=utf-8"),
             ("live.css", "text/css; charset=utf-8"),
             ("standings.css", "text/css; charset=utf-8"),

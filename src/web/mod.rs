@@ -8,6 +8,9 @@
 //!   broadcast round stream does), so a relay can follow a round without gRPC.
 //! - `GET /live/<event>`, `GET /live/<event>/<round>`: the live board page (`live`), and
 //!   its assets under `/assets/live/`.
+//! - `GET /arbiter/<event>`, `GET /arbiter/<event>/<round>`: the arbiter's console (`live`):
+//!   the round's boards, alerts and the arbiter's commands, over grpc-web with the token
+//!   the arbiter signs in with.
 //! - `GET /standings/<event>.json`, `GET /standings/<event>.csv` (`?round=N`): the
 //!   standings as `GetStandings` gives them to the caller; `GET /standings/<event>`: the
 //!   same as a page for a phone, with every player's rounds (`standings`).
@@ -75,7 +78,7 @@ pub async fn fallback(request: axum::extract::Request) -> Response {
     }
     let message = format!(
         "path: no page at {:?}; the pages are /pdn/<event>[/<round>[/stream]], \
-         /live/<event>[/<round>], /standings/<event>[.json|.csv], /trf/<event>, \
+         /live/<event>[/<round>], /arbiter/<event>[/<round>], /standings/<event>[.json|.csv], /trf/<event>, \
          /livechess/<event>/<round>/games.json|index.json|game-<n>.json and \
          /report/<event>/<round>",
         request.uri().path()

@@ -39,7 +39,7 @@ const EVENT: &str = "Open 2026";
 const DELAYED_EVENT: &str = "Delayed Cup";
 const DELAY_MS: u64 = 3_000;
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     StdListener::bind("127.0.0.1:0")
         .expect("bind a free port")
         .local_addr()
@@ -51,14 +51,14 @@ fn free_port() -> u16 {
 // The server binary
 // ---------------------------------------------------------------------------
 
-struct Server {
+pub(crate) struct Server {
     child: Child,
     port: u16,
     log: PathBuf,
 }
 
 impl Server {
-    fn spawn(data: &Path, port: u16, config: Option<&Path>, log: &Path) -> Server {
+    pub(crate) fn spawn(data: &Path, port: u16, config: Option<&Path>, log: &Path) -> Server {
         let log_file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -89,14 +89,14 @@ impl Server {
         }
     }
 
-    fn log_tail(&self) -> String {
+    pub(crate) fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
     /// Waits until a cheap RPC is answered (with `token` when the server has tokens).
-    async fn ready(&mut self, token: Option<&str>) -> Channel {
+    pub(crate) async fn ready(&mut self, token: Option<&str>) -> Channel {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -128,7 +128,7 @@ impl Server {
     }
 
     /// SIGTERM (a graceful stop: streams end with UNAVAILABLE) and reap.
-    fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         let status = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
@@ -150,7 +150,7 @@ impl Drop for Server {
     }
 }
 
-fn authed<T>(msg: T, token: Option<&str>) -> Request<T> {
+pub(crate) fn authed<T>(msg: T, token: Option<&str>) -> Request<T> {
     let mut r = Request::new(msg);
     if let Some(t) = token {
         r.metadata_mut().insert(
@@ -161,7 +161,7 @@ fn authed<T>(msg: T, token: Option<&str>) -> Request<T> {
     r
 }
 
-fn player(name: &str, federation: &str, rating: u32) -> Option<pb::Player> {
+pub(crate) fn player(name: &str, federation: &str, rating: u32) -> Option<pb::Player> {
     Some(pb::Player {
         name: name.into(),
         federation: federation.into(),
@@ -382,7 +382,7 @@ impl Browser {
     }
 
     /// Polls `script` until `done` holds for its value; the value and the time it took.
-    async fn wait_for(
+    pub(crate) async fn wait_for(
         &self,
         what: &str,
         script: &str,
@@ -401,6 +401,50 @@ impl Browser {
             );
             sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// The WebDriver id of the first element `css` selects (panics naming it when none).
+    pub(crate) async fn find(&self, css: &str) -> String {
+        let v = self
+            .command(
+                "POST",
+                "element",
+                Some(&json!({ "using": "css selector", "value": css })),
+            )
+            .await;
+        v["element-6066-11e4-a52e-4f735466cecf"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no element {css}: {v}"))
+            .to_string()
+    }
+
+    /// Clicks the element `css` selects, as a user does (WebDriver's element click).
+    pub(crate) async fn click(&self, css: &str) {
+        let id = self.find(css).await;
+        self.command("POST", &format!("element/{id}/click"), Some(&json!({})))
+            .await;
+    }
+
+    /// Empties the field `css` selects and types `text` into it, key by key.
+    pub(crate) async fn type_into(&self, css: &str, text: &str) {
+        let id = self.find(css).await;
+        self.command("POST", &format!("element/{id}/clear"), Some(&json!({})))
+            .await;
+        self.command(
+            "POST",
+            &format!("element/{id}/value"),
+            Some(&json!({ "text": text })),
+        )
+        .await;
+    }
+
+    /// Presses and releases `key` (a character, or a WebDriver key code such as
+    /// `"\u{E00C}"` for Escape) on whatever has the focus.
+    pub(crate) async fn press(&self, key: &str) {
+        let actions = json!({ "actions": [{ "type": "key", "id": "keyboard", "actions": [
+            { "type": "keyDown", "value": key }, { "type": "keyUp", "value": key }
+        ] }] });
+        self.command("POST", "actions", Some(&actions)).await;
     }
 
     pub(crate) async fn screenshot(&self) -> Vec<u8> {

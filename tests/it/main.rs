@@ -18,6 +18,7 @@ mod cli_client;
 mod clock;
 mod clock_faults;
 mod cluster;
+mod console;
 mod corners;
 mod corruption;
 mod crash;

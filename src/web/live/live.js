@@ -14,28 +14,33 @@
 // shown beside the boards. `?view=hall` is the projector mode: every board of the round
 // on one screen (the grid chosen for the largest boards that fit), large clocks, the
 // standings at the side, paged when they do not fit.
+//
+// The public needs no token. An arbiter signs in with the header's "sign in" form (the
+// token kept in the tab's sessionStorage, sent only as `authorization`; common.js) and
+// sees every game live; a `?token=` link is taken out of the address bar at once.
 
 import {
+  CLOCK_RUNNING,
   Code,
   ConnectError,
-  FileDescriptorSetSchema,
-  createClient,
-  createFileRegistry,
-  createGrpcWebTransport,
-  fromBinary,
+  SCORE,
+  SIDE_BLACK,
+  SIDE_WHITE,
+  STATUS,
+  authHeaders,
+  clockOf,
+  el,
+  formatClock,
+  loadApi,
+  num,
+  sleep,
+  target,
   timestampMs,
-} from "./connect-protobuf.js";
+  wireSignIn,
+} from "./common.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
-// Enum values of arbiter.proto.
-const SIDE_WHITE = 1;
-const SIDE_BLACK = 2;
-const CLOCK_RUNNING = 2;
-// GameStatus, as the page's state badge and `data-status` name it.
-const STATUS = { 1: "not started", 2: "playing", 3: "paused", 4: "finished" };
-// GameResult, as a score.
-const SCORE = { 1: "1–0", 2: "0–1", 3: "½–½", 4: "0–0", 5: "—" };
 
 // ---------------------------------------------------------------------------
 // Per game: what the page shows, from the stream's messages
@@ -68,21 +73,6 @@ function newGame(id) {
     notes: [],
     lastSeq: 0,
     drawOffer: 0,
-  };
-}
-
-function num(v) {
-  return v === undefined || v === null ? 0 : Number(v);
-}
-
-function clockOf(snapshot) {
-  if (!snapshot) return null;
-  return {
-    state: snapshot.state,
-    running: snapshot.runningSide,
-    white: num(snapshot.whiteMs),
-    black: num(snapshot.blackMs),
-    readAt: snapshot.readAt ? timestampMs(snapshot.readAt) : Date.now(),
   };
 }
 
@@ -191,29 +181,10 @@ function applySnapshot(g, game, seq) {
 // Drawing
 // ---------------------------------------------------------------------------
 
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
 function svg(tag, attrs) {
   const e = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
   return e;
-}
-
-function formatClock(ms) {
-  const neg = ms < 0;
-  ms = Math.max(0, ms);
-  if (ms < 10000 && !neg) return (Math.floor(ms / 100) / 10).toFixed(1);
-  const total = Math.floor(ms / 1000);
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  const mm = h > 0 ? String(m).padStart(2, "0") : String(m);
-  return `${h > 0 ? `${h}:` : ""}${mm}:${String(s).padStart(2, "0")}`;
 }
 
 // The time the page shows: now, or for a delayed public broadcast, the delay ago.
@@ -635,21 +606,8 @@ function fail(text) {
   document.getElementById("empty").textContent = text;
 }
 
-// "/live/<event>" or "/live/<event>/<round>", each segment percent-encoded.
-function target() {
-  const parts = location.pathname.split("/").filter((p) => p !== "");
-  if (parts[0] !== "live" || parts.length < 2 || parts.length > 3) return null;
-  try {
-    return { event: decodeURIComponent(parts[1]), round: parts[2] ? decodeURIComponent(parts[2]) : "" };
-  } catch {
-    return null;
-  }
-}
-
-const where = target();
+const where = target("live");
 const round = where ? where.round : "";
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function follow(client, headers) {
   let cursor = "";
@@ -710,24 +668,10 @@ async function main() {
   document.getElementById("event").textContent = where.event;
   document.getElementById("round").textContent = where.round ? `Round ${where.round}` : "All rounds";
   document.title = `${where.event}${where.round ? ` · Round ${where.round}` : ""} — live boards`;
-  const token = new URLSearchParams(location.search).get("token");
-  const headers = token ? { authorization: `Bearer ${token}` } : {};
-  let registry;
-  for (let wait = 500; ; wait = Math.min(wait * 2, 5000)) {
-    try {
-      const response = await fetch("/assets/live/arbiter.binpb");
-      if (!response.ok) throw new Error(`descriptor set: HTTP ${response.status}`);
-      const bytes = new Uint8Array(await response.arrayBuffer());
-      registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, bytes));
-      break;
-    } catch {
-      setStatus("reconnecting", "reconnecting…");
-      await sleep(wait);
-    }
-  }
-  const service = registry.getService("draughts.arbiter.v1.BroadcastService");
-  const transport = createGrpcWebTransport({ baseUrl: location.origin, useBinaryFormat: true });
-  await follow(createClient(service, transport), headers);
+  // A sign-in (or out) starts the stream over with the new token.
+  wireSignIn(() => location.reload());
+  const api = await loadApi(() => setStatus("reconnecting", "reconnecting…"));
+  await follow(api.broadcast, authHeaders());
 }
 
 main();
