@@ -47,6 +47,12 @@ fn actor(a: Option<&pb::Actor>) -> String {
     match pb::ActorKind::try_from(a.kind) {
         Ok(pb::ActorKind::Player) => who(side),
         Ok(pb::ActorKind::Board) => who("board"),
+        // A labelled token: named as the PDN comments name it (`Chief arbiter I. Petrov`).
+        Ok(pb::ActorKind::Arbiter) if !a.name.trim().is_empty() => {
+            crate::game::ArbiterId::named(a.id.as_str(), Some(&a.name))
+                .title()
+                .unwrap_or_else(|| who("arbiter"))
+        }
         Ok(pb::ActorKind::Arbiter) => who("arbiter"),
         Ok(pb::ActorKind::System) => "system".into(),
         _ => who("-"),
