@@ -194,7 +194,7 @@ pub struct TokenConfig {
 pub struct Caller {
     /// What the token may do.
     pub role: Role,
-    /// The token's label, if it has one.
+    /// The token's label, if it has one (as configured: [`ArbiterId::named`] trims it).
     pub name: Option<String>,
 }
 
@@ -232,12 +232,7 @@ impl Tokens {
                 .map(|t| {
                     let caller = Caller {
                         role: t.role.clone(),
-                        name: t
-                            .name
-                            .as_deref()
-                            .map(str::trim)
-                            .filter(|n| !n.is_empty())
-                            .map(str::to_string),
+                        name: t.name.clone(),
                     };
                     (t.token.clone(), caller)
                 })

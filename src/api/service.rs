@@ -161,13 +161,7 @@ impl Api {
         header: Option<String>,
     ) -> impl Future<Output = ()> + Send + use<> {
         let caller = self.tokens().caller(header.as_deref()).ok();
-        let table = self.tokens.clone();
-        async move {
-            match (header, caller) {
-                (Some(header), Some(caller)) => table.revoked(Some(header), caller).await,
-                _ => std::future::pending().await,
-            }
-        }
+        self.tokens.revoked(header, caller)
     }
 
     /// The default broadcast delay (ms) of games of `event`: 0 unless configured.

@@ -81,23 +81,24 @@ impl TokenTable {
     }
 
     /// Resolves once the token of `header` no longer gives `caller` (it was removed, or
-    /// its role or label changed); never for a caller without a token (the public).
+    /// its role or label changed); never for a caller without a token (the public), nor
+    /// for a token unknown when the stream opened (`caller` `None`: it was refused).
     pub fn revoked(
         self: &Arc<Self>,
         header: Option<String>,
-        caller: Caller,
-    ) -> impl Future<Output = ()> + Send + 'static {
+        caller: Option<Caller>,
+    ) -> impl Future<Output = ()> + Send + 'static + use<> {
         let table = self.clone();
         let mut replaced = self.replaced.subscribe();
         async move {
-            if header.is_none() {
+            if header.is_none() || caller.is_none() {
                 return std::future::pending().await;
             }
             loop {
                 if replaced.changed().await.is_err() {
                     return std::future::pending().await;
                 }
-                if table.current().caller(header.as_deref()).ok().as_ref() != Some(&caller) {
+                if table.current().caller(header.as_deref()).ok() != caller {
                     return;
                 }
             }
@@ -172,7 +173,7 @@ mod tests {
         let of = |t: &str| {
             let header = format!("Bearer {t}");
             let caller = table.current().caller(Some(&header)).expect("known");
-            table.revoked(Some(header), caller)
+            table.revoked(Some(header), Some(caller))
         };
         let (tx_a, rx_a) = tokio::sync::mpsc::unbounded_channel::<Result<u32, Status>>();
         let (tx_v, rx_v) = tokio::sync::mpsc::unbounded_channel::<Result<u32, Status>>();
@@ -187,7 +188,7 @@ mod tests {
         let (_tx_p, rx_p) = tokio::sync::mpsc::unbounded_channel::<Result<u32, Status>>();
         let mut public = until_revoked(
             tokio_stream::wrappers::UnboundedReceiverStream::new(rx_p),
-            table.revoked(None, Caller::of(Role::Viewer)),
+            table.revoked(None, Some(Caller::of(Role::Viewer))),
         );
         tx_a.send(Ok(1)).expect("open");
         assert_eq!(a.next().await.map(|r| r.ok()), Some(Some(1)));
