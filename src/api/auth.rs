@@ -3,14 +3,16 @@
 //! | role | reads, watches, legal moves | creates games | acts on a game |
 //! |---|---|---|---|
 //! | `arbiter` (all, or one event) | yes | in its event | every RPC on games of its event |
-//! | `board` (one game of one event) | yes | no | the board stream of its game |
-//! | `player` (one side of one game of one event) | yes | no | moves, presses, offers, answers, claims, resignation for its side of its game |
-//!
-//! Board and player tokens name their event as well as their game: they act only on the
-//! game of that id *in that event*, and a game id such a token names can only be created
-//! in its event (an arbiter of another event cannot create it first and so capture the
-//! token).
+//! | `board` (one game, or one board number, of one event) | yes | no | the board stream of its game |
+//! | `player` (one side of one game, or of one board number, of one event) | yes | no | moves, presses, offers, answers, claims, resignation for its side of its game |
 //! | `viewer` | yes | no | nothing |
+//!
+//! Board and player tokens name their event and their [`Place`] in it: a game id
+//! (`game = "open-r1-b3"`) or a board number (`board = 3`: the game on board 3 of every
+//! round, so that one token serves the whole tournament whose game ids the pairings
+//! make). They act only on a game of that event: a game id such a token names can only
+//! be created in its event (an arbiter of another event cannot create it first and so
+//! capture the token).
 //!
 //! With no tokens configured the server runs open (everyone is a global arbiter) and
 //! refuses to listen beyond loopback unless `--insecure` is given.
@@ -34,24 +36,108 @@ pub enum Role {
         #[serde(default)]
         event: Option<String>,
     },
-    /// An electronic board bound to one game.
+    /// An electronic board bound to one game, or to one board number of an event.
     Board {
         /// The game's event (tournament name).
         event: String,
-        /// The game id.
-        game: String,
+        /// Its game in the event.
+        #[serde(flatten)]
+        place: Place,
     },
-    /// A player: one side of one game.
+    /// A player: one side of one game, or of one board number of an event.
     Player {
         /// The game's event (tournament name).
         event: String,
-        /// The game id.
-        game: String,
+        /// Its game in the event.
+        #[serde(flatten)]
+        place: Place,
         /// The side.
         side: Color,
     },
     /// Read and watch only.
     Viewer,
+}
+
+/// Which game of its event a board or player token acts on: written in the config as
+/// `game = "<id>"` or `board = <n>`, exactly one of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "PlaceFields", into = "PlaceFields")]
+pub enum Place {
+    /// The game of this id.
+    Game(String),
+    /// The game on this board number (`GameMeta.board`, from 1) in any round: the token
+    /// outlives the game ids a tournament's pairings generate.
+    Board(u32),
+}
+
+/// [`Place`] as the config writes it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct PlaceFields {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    game: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    board: Option<u32>,
+}
+
+impl TryFrom<PlaceFields> for Place {
+    type Error = String;
+
+    fn try_from(f: PlaceFields) -> Result<Place, String> {
+        match (f.game, f.board) {
+            (Some(_), Some(_)) => Err("a board or player token names `game` (one game id) or \
+                 `board` (a board number of its event, every round), not both"
+                .into()),
+            (None, None) => Err("a board or player token needs `game` (one game id) or \
+                 `board` (a board number of its event, every round)"
+                .into()),
+            (Some(g), None) if g.trim().is_empty() => Err("game: empty".into()),
+            (Some(g), None) => Ok(Place::Game(g)),
+            (None, Some(0)) => Err("board: numbered from 1".into()),
+            (None, Some(n)) => Ok(Place::Board(n)),
+        }
+    }
+}
+
+impl From<Place> for PlaceFields {
+    fn from(p: Place) -> PlaceFields {
+        match p {
+            Place::Game(g) => PlaceFields {
+                game: Some(g),
+                board: None,
+            },
+            Place::Board(n) => PlaceFields {
+                game: None,
+                board: Some(n),
+            },
+        }
+    }
+}
+
+impl Place {
+    /// Whether `meta` is this place's game (its event is checked by the caller).
+    pub fn holds(&self, meta: &GameMeta) -> bool {
+        match self {
+            Place::Game(g) => *g == meta.id,
+            Place::Board(n) => *n == meta.board,
+        }
+    }
+
+    /// The game id it names, if it names one.
+    pub fn game(&self) -> Option<&str> {
+        match self {
+            Place::Game(g) => Some(g),
+            Place::Board(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::Game(g) => write!(f, "game {g}"),
+            Place::Board(n) => write!(f, "board {n}"),
+        }
+    }
 }
 
 /// What a request wants to do.
@@ -67,26 +153,14 @@ pub enum Action<'a> {
     /// Act as a player of `side` (move, press, offer, answer, claim, resign).
     Play {
         /// The game.
-        game: &'a str,
-        /// Its event.
-        event: &'a str,
+        game: &'a GameMeta,
         /// The side acted for.
         side: Color,
     },
     /// Drive the board stream of a game.
-    Board {
-        /// The game.
-        game: &'a str,
-        /// Its event.
-        event: &'a str,
-    },
+    Board(&'a GameMeta),
     /// Arbiter powers on a game (start, clocks, rulings, results, positions).
-    Arbitrate {
-        /// The game.
-        game: &'a str,
-        /// Its event.
-        event: &'a str,
-    },
+    Arbitrate(&'a GameMeta),
 }
 
 /// A refusal: no token or an unknown one, or a role without the right.
@@ -119,26 +193,14 @@ impl Role {
             |scope: &Option<String>, event: &str| scope.as_deref().is_none_or(|e| e == event);
         let ok = match (self, action) {
             (_, Action::Read) => true,
-            (Role::Arbiter { event: scope }, Action::Create { event })
-            | (Role::Arbiter { event: scope }, Action::Play { event, .. })
-            | (Role::Arbiter { event: scope }, Action::Board { event, .. })
-            | (Role::Arbiter { event: scope }, Action::Arbitrate { event, .. }) => {
-                in_event(scope, event)
+            (Role::Arbiter { event: scope }, Action::Create { event }) => in_event(scope, event),
+            (Role::Arbiter { event: scope }, Action::Play { game: m, .. })
+            | (Role::Arbiter { event: scope }, Action::Board(m))
+            | (Role::Arbiter { event: scope }, Action::Arbitrate(m)) => in_event(scope, &m.event),
+            (Role::Board { event, place }, Action::Board(m)) => *event == m.event && place.holds(m),
+            (Role::Player { event, place, side }, Action::Play { game: m, side: s }) => {
+                *event == m.event && place.holds(m) && *side == s
             }
-            (
-                Role::Board { event, game },
-                Action::Board {
-                    game: g, event: e, ..
-                },
-            ) => game == g && event == e,
-            (
-                Role::Player { event, game, side },
-                Action::Play {
-                    game: g,
-                    event: e,
-                    side: s,
-                },
-            ) => game == g && event == e && *side == s,
             _ => false,
         };
         if ok {
@@ -157,9 +219,9 @@ impl Role {
         match self {
             Role::Arbiter { event: Some(e) } => format!("the arbiter of event '{e}'"),
             Role::Arbiter { event: None } => "an arbiter".into(),
-            Role::Board { event, game } => format!("the board of game {game} of event '{event}'"),
-            Role::Player { event, game, side } => {
-                format!("the {side} player of game {game} of event '{event}'")
+            Role::Board { event, place } => format!("the board of {place} of event '{event}'"),
+            Role::Player { event, place, side } => {
+                format!("the {side} player of {place} of event '{event}'")
             }
             Role::Viewer => "a viewer".into(),
         }
@@ -170,9 +232,18 @@ fn describe(action: Action<'_>) -> String {
     match action {
         Action::Read => "read".into(),
         Action::Create { event } => format!("create games in event '{event}'"),
-        Action::Play { game, side, .. } => format!("act for {side} in game {game}"),
-        Action::Board { game, .. } => format!("drive the board of game {game}"),
-        Action::Arbitrate { game, .. } => format!("use arbiter powers in game {game}"),
+        Action::Play { game, side } => format!("act for {side} in {}", on(game)),
+        Action::Board(m) => format!("drive the board of {}", on(m)),
+        Action::Arbitrate(m) => format!("use arbiter powers in {}", on(m)),
+    }
+}
+
+/// A game as a refusal names it: its id, and its board and event when it has a board.
+fn on(m: &GameMeta) -> String {
+    if m.board > 0 {
+        format!("game {} (board {} of event '{}')", m.id, m.board, m.event)
+    } else {
+        format!("game {} of event '{}'", m.id, m.event)
     }
 }
 
@@ -209,8 +280,8 @@ impl Caller {
         let id = match &self.role {
             Role::Arbiter { event: Some(e) } => format!("arbiter:{e}"),
             Role::Arbiter { event: None } => "arbiter".into(),
-            Role::Board { game, .. } => format!("board:{game}"),
-            Role::Player { game, side, .. } => format!("{side}:{game}"),
+            Role::Board { event, place } => format!("board:{event}:{place}"),
+            Role::Player { event, place, side } => format!("{side}:{event}:{place}"),
             Role::Viewer => "viewer".into(),
         };
         Actor::Arbiter(ArbiterId::named(id, self.name.as_deref()))
@@ -244,7 +315,9 @@ impl Tokens {
     /// event in which a game of that id may be created.
     pub fn reserved_event(&self, game: &str) -> Option<&str> {
         self.map.values().find_map(|c| match &c.role {
-            Role::Board { event, game: g } | Role::Player { event, game: g, .. } if g == game => {
+            Role::Board { event, place } | Role::Player { event, place, .. }
+                if place.game() == Some(game) =>
+            {
                 Some(event.as_str())
             }
             _ => None,
@@ -307,8 +380,8 @@ pub(super) fn audience(role: &Role, meta: &GameMeta) -> Audience {
     match role {
         Role::Arbiter { event: None } => Audience::Live,
         Role::Arbiter { event: Some(e) } if *e == meta.event => Audience::Live,
-        Role::Board { event, game } | Role::Player { event, game, .. }
-            if *game == meta.id && *event == meta.event =>
+        Role::Board { event, place } | Role::Player { event, place, .. }
+            if *event == meta.event && place.holds(meta) =>
         {
             Audience::Live
         }
@@ -332,6 +405,16 @@ pub(super) fn round_audience(role: &Role, event: &str) -> Option<Audience> {
 mod tests {
     use super::*;
 
+    fn meta(event: &str, id: &str, board: u32) -> GameMeta {
+        GameMeta {
+            id: id.into(),
+            event: event.into(),
+            round: "1".into(),
+            board,
+            ..GameMeta::default()
+        }
+    }
+
     #[test]
     fn role_matrix() {
         let arbiter = Role::Arbiter {
@@ -339,72 +422,154 @@ mod tests {
         };
         let board = Role::Board {
             event: "Open".into(),
-            game: "g1".into(),
+            place: Place::Game("g1".into()),
         };
         let white = Role::Player {
             event: "Open".into(),
-            game: "g1".into(),
+            place: Place::Game("g1".into()),
             side: Color::White,
         };
         let viewer = Role::Viewer;
-        let play = |side| Action::Play {
-            game: "g1",
-            event: "Open",
-            side,
-        };
-        let arb = Action::Arbitrate {
-            game: "g1",
-            event: "Open",
-        };
-        let other_event = Action::Arbitrate {
-            game: "g2",
-            event: "Cup",
-        };
-        let brd = Action::Board {
-            game: "g1",
-            event: "Open",
-        };
+        let g1 = meta("Open", "g1", 1);
+        let g2 = meta("Open", "g2", 2);
+        let cup_g1 = meta("Cup", "g1", 1);
+        let play = |game, side| Action::Play { game, side };
         for role in [&arbiter, &board, &white, &viewer] {
             assert!(role.allows(Action::Read).is_ok());
         }
-        assert!(arbiter.allows(arb).is_ok());
-        assert!(arbiter.allows(other_event).is_err());
+        assert!(arbiter.allows(Action::Arbitrate(&g1)).is_ok());
+        assert!(arbiter.allows(Action::Arbitrate(&cup_g1)).is_err());
         assert!(arbiter.allows(Action::Create { event: "Open" }).is_ok());
         assert!(arbiter.allows(Action::Create { event: "Cup" }).is_err());
-        assert!(board.allows(brd).is_ok());
-        assert!(board.allows(play(Color::White)).is_err());
-        assert!(white.allows(play(Color::White)).is_ok());
-        assert!(white.allows(play(Color::Black)).is_err());
-        assert!(
-            white
-                .allows(Action::Play {
-                    game: "g2",
-                    event: "Open",
-                    side: Color::White
-                })
-                .is_err()
-        );
-        assert!(white.allows(arb).is_err());
+        assert!(board.allows(Action::Board(&g1)).is_ok());
+        assert!(board.allows(Action::Board(&g2)).is_err());
+        assert!(board.allows(play(&g1, Color::White)).is_err());
+        assert!(white.allows(play(&g1, Color::White)).is_ok());
+        assert!(white.allows(play(&g1, Color::Black)).is_err());
+        assert!(white.allows(play(&g2, Color::White)).is_err());
+        assert!(white.allows(Action::Arbitrate(&g1)).is_err());
         // The same game id in another event is another game.
-        assert!(
-            white
-                .allows(Action::Play {
-                    game: "g1",
-                    event: "Cup",
-                    side: Color::White
-                })
-                .is_err()
-        );
-        assert!(
-            board
-                .allows(Action::Board {
-                    game: "g1",
-                    event: "Cup"
-                })
-                .is_err()
-        );
-        assert!(viewer.allows(play(Color::White)).is_err());
+        assert!(white.allows(play(&cup_g1, Color::White)).is_err());
+        assert!(board.allows(Action::Board(&cup_g1)).is_err());
+        assert!(viewer.allows(play(&g1, Color::White)).is_err());
         assert!(viewer.allows(Action::Create { event: "Open" }).is_err());
+        let refusal = white.allows(play(&g2, Color::White)).unwrap_err();
+        assert_eq!(
+            refusal.to_string(),
+            "the white player of game g1 of event 'Open' may not act for white in game g2 \
+             (board 2 of event 'Open')"
+        );
+    }
+
+    #[test]
+    fn tokens_scoped_to_a_board_number_follow_the_rounds() {
+        let board3 = Role::Board {
+            event: "Open".into(),
+            place: Place::Board(3),
+        };
+        let black3 = Role::Player {
+            event: "Open".into(),
+            place: Place::Board(3),
+            side: Color::Black,
+        };
+        let r1 = meta("Open", "open-r1-b3", 3);
+        let mut r2 = meta("Open", "open-r2-b3", 3);
+        r2.round = "2".into();
+        let other_board = meta("Open", "open-r2-b4", 4);
+        let other_event = meta("Cup", "cup-r1-b3", 3);
+        for game in [&r1, &r2] {
+            assert!(board3.allows(Action::Board(game)).is_ok());
+            assert!(
+                black3
+                    .allows(Action::Play {
+                        game,
+                        side: Color::Black
+                    })
+                    .is_ok()
+            );
+            assert!(
+                black3
+                    .allows(Action::Play {
+                        game,
+                        side: Color::White
+                    })
+                    .is_err()
+            );
+            assert_eq!(audience(&black3, game), Audience::Live);
+        }
+        for game in [&other_board, &other_event] {
+            assert!(board3.allows(Action::Board(game)).is_err());
+            assert!(
+                black3
+                    .allows(Action::Play {
+                        game,
+                        side: Color::Black
+                    })
+                    .is_err()
+            );
+            assert_eq!(audience(&board3, game), Audience::Public);
+        }
+        assert_eq!(
+            board3
+                .allows(Action::Board(&other_board))
+                .unwrap_err()
+                .to_string(),
+            "the board of board 3 of event 'Open' may not drive the board of game open-r2-b4 \
+             (board 4 of event 'Open')"
+        );
+        // A board number reserves no game id.
+        let tokens = Tokens::new(&[TokenConfig {
+            token: "b3".into(),
+            name: None,
+            role: board3,
+        }]);
+        assert_eq!(tokens.reserved_event("open-r1-b3"), None);
+    }
+
+    #[test]
+    fn a_place_is_a_game_or_a_board_never_both() {
+        #[derive(Debug, Deserialize)]
+        struct File {
+            tokens: Vec<TokenConfig>,
+        }
+        let parse = |body: &str| toml::from_str::<File>(body).map(|f| f.tokens);
+        let ok = parse(
+            "[[tokens]]\ntoken = \"b\"\nrole = \"board\"\nevent = \"Open\"\nboard = 3\n\
+             [[tokens]]\ntoken = \"w\"\nrole = \"player\"\nevent = \"Open\"\ngame = \"g1\"\nside = \"white\"\n",
+        )
+        .expect("both forms");
+        assert_eq!(
+            ok[0].role,
+            Role::Board {
+                event: "Open".into(),
+                place: Place::Board(3)
+            }
+        );
+        assert_eq!(
+            ok[1].role,
+            Role::Player {
+                event: "Open".into(),
+                place: Place::Game("g1".into()),
+                side: Color::White
+            }
+        );
+        for (body, says) in [
+            ("board = 3\ngame = \"g1\"", "not both"),
+            ("", "needs `game`"),
+            ("board = 0", "numbered from 1"),
+            ("game = \" \"", "game: empty"),
+        ] {
+            let file =
+                format!("[[tokens]]\ntoken = \"b\"\nrole = \"board\"\nevent = \"Open\"\n{body}\n");
+            let e = parse(&file).expect_err(body).to_string();
+            assert!(e.contains(says), "{body}: {e}");
+        }
+        // Written back as it was read.
+        let back = serde_json::to_string(&ok[0]).expect("json");
+        assert_eq!(
+            back,
+            r#"{"token":"b","role":"board","event":"Open","board":3}"#
+        );
     }
 
     #[test]

@@ -149,10 +149,7 @@ impl pb::game_service_server::GameService for Api {
             .run(
                 &caller.role,
                 &r.game_id,
-                |m| Action::Arbitrate {
-                    game: &m.id,
-                    event: &m.event,
-                },
+                None,
                 actor,
                 Pending::Ready(Command::Start),
                 r.expected_seq,

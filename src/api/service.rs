@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tonic::{Request, Status};
 
-use super::auth::{Action, Caller, Role, Tokens};
+use super::auth::{Action, Caller, Place, Role, Tokens};
 use super::convert;
 use super::error::{auth_status, bad, status};
 use super::pb;
@@ -14,6 +14,7 @@ use super::token_table::TokenTable;
 use crate::game::{Actor, ArbiterAction, BoardInput, Command, Given, Occupancy};
 use crate::hub::{Audience, GameHandle, GameMeta, Hub, Pending};
 use crate::rules::Color;
+use crate::store::GameFilter;
 
 /// The state every service shares.
 #[derive(Clone)]
@@ -245,18 +246,28 @@ impl Api {
             .map_err(|e| status(&e))
     }
 
-    /// Runs a command after checking the role; returns the game and the new events.
+    /// Runs a command after checking the role (`acts_for`: the side a player command acts
+    /// for, which its player or an arbiter may; `None`: an arbiter's command); returns the
+    /// game and the new events.
     pub(super) async fn run(
         &self,
         role: &Role,
         game_id: &str,
-        action: impl FnOnce(&GameMeta) -> Action<'_>,
+        acts_for: Option<Color>,
         actor: Actor,
         cmd: Pending,
         expected_seq: u64,
     ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
         let handle = self.game(game_id).await?;
-        role.allows(action(handle.meta())).map_err(auth_status)?;
+        // A side named: a player's right (an arbiter has it too); none: an arbiter's.
+        let action = match acts_for {
+            Some(side) => Action::Play {
+                game: handle.meta(),
+                side,
+            },
+            None => Action::Arbitrate(handle.meta()),
+        };
+        role.allows(action).map_err(auth_status)?;
         let meta = handle.meta().clone();
         // The reply's game is read in the same step as the command, from the same state.
         let (events, game) = handle
@@ -335,25 +346,8 @@ impl Api {
             Some(side) => (Pending::Ready(make(side)), Some(side)),
             None => (Pending::ForSideToMove(Box::new(make)), None),
         };
-        self.run(
-            &req_role,
-            game_id,
-            |m| match side {
-                Some(side) => Action::Play {
-                    game: &m.id,
-                    event: &m.event,
-                    side,
-                },
-                None => Action::Arbitrate {
-                    game: &m.id,
-                    event: &m.event,
-                },
-            },
-            actor,
-            cmd,
-            expected_seq,
-        )
-        .await
+        self.run(&req_role, game_id, side, actor, cmd, expected_seq)
+            .await
     }
 
     pub(super) async fn arbitrate(
@@ -367,10 +361,7 @@ impl Api {
         self.run(
             &caller.role,
             game_id,
-            |m| Action::Arbitrate {
-                game: &m.id,
-                event: &m.event,
-            },
+            None,
             actor,
             Pending::Ready(Command::Arbiter(action, given)),
             0,
@@ -380,19 +371,81 @@ impl Api {
 }
 
 impl Api {
-    /// Binds a board connection to a game after checking the role.
+    /// Binds a board connection to a game after checking the role. An empty `game_id` is
+    /// the game of the board token's place ([`Api::game_on_board`]).
     pub(super) async fn bind_board(
         &self,
         role: &Role,
         game_id: &str,
     ) -> Result<GameHandle, Status> {
-        let handle = self.game(game_id).await?;
-        role.allows(Action::Board {
-            game: &handle.meta().id,
-            event: &handle.meta().event,
-        })
-        .map_err(auth_status)?;
+        let handle = if game_id.is_empty() {
+            self.game_on_board(role).await?
+        } else {
+            self.game(game_id).await?
+        };
+        role.allows(Action::Board(handle.meta()))
+            .map_err(auth_status)?;
         Ok(handle)
+    }
+
+    /// The game a board token plays when its bind names none: the token's game; for a
+    /// token scoped to a board number, the unfinished game on that board of its event (a
+    /// tournament's current round), else the last game created on it (a board back after
+    /// the end hears the end). Several unfinished games on the board are refused: the
+    /// bind must name one.
+    async fn game_on_board(&self, role: &Role) -> Result<GameHandle, Status> {
+        let (event, place) = match role {
+            Role::Board { event, place } => (event, place),
+            _ => {
+                return Err(Status::invalid_argument(
+                    "bind.game_id: required (only a board token knows its game or board)",
+                ));
+            }
+        };
+        let n = match place {
+            Place::Game(g) => return self.game(g).await,
+            Place::Board(n) => *n,
+        };
+        let mut filter = GameFilter {
+            event: Some(event.clone()),
+            round: None,
+            unfinished_only: true,
+        };
+        let on_board = |games: Vec<GameMeta>| -> Vec<GameMeta> {
+            games.into_iter().filter(|m| m.board == n).collect()
+        };
+        let unfinished = on_board(self.hub.list(&filter).await.map_err(|e| status(&e))?);
+        let id = match unfinished.as_slice() {
+            [one] => one.id.clone(),
+            [] => {
+                filter.unfinished_only = false;
+                let all = on_board(
+                    self.hub
+                        .list_by_creation(&filter)
+                        .await
+                        .map_err(|e| status(&e))?,
+                );
+                match all.last() {
+                    Some(m) => m.id.clone(),
+                    None => {
+                        return Err(Status::not_found(format!(
+                            "no game on board {n} of event '{event}' yet (the round is not \
+                             paired): bind again once it is"
+                        )));
+                    }
+                }
+            }
+            several => {
+                let ids: Vec<&str> = several.iter().map(|m| m.id.as_str()).collect();
+                return Err(Status::failed_precondition(format!(
+                    "board {n} of event '{event}' has {} unfinished games ({}): \
+                     bind.game_id must name one",
+                    ids.len(),
+                    ids.join(", ")
+                )));
+            }
+        };
+        self.game(&id).await
     }
 
     /// Runs one board input on a bound game.

@@ -4,7 +4,7 @@
 
 use tonic::{Request, Response, Status};
 
-use super::auth::{Action, Role, round_audience};
+use super::auth::{Action, Caller, Role, round_audience};
 use super::convert;
 use super::error::{auth_status, bad, tournament_status};
 use super::pb;
@@ -375,15 +375,15 @@ impl Api {
     /// Runs a command on a tournament after checking the caller may write to it.
     async fn tournament_command(
         &self,
-        role: &Role,
+        caller: &Caller,
         name: &str,
         command: Command,
     ) -> Result<Tournament, Status> {
         let key = Self::key(name);
-        self.write_access(role, &key).await?;
+        self.write_access(&caller.role, &key).await?;
         let (_, after) = self
             .tournaments()
-            .command(&key, &command, now_ms())
+            .command(&key, &command, now_ms(), &caller.arbiter())
             .await
             .map_err(|e| tournament_status(&e))?;
         Ok(after)
@@ -392,12 +392,12 @@ impl Api {
     /// Runs a command on round `round` and answers with the round after it.
     async fn round_command(
         &self,
-        role: &Role,
+        caller: &Caller,
         name: &str,
         round: u32,
         command: Command,
     ) -> Result<Option<pb::TournamentRound>, Status> {
-        let t = self.tournament_command(role, name, command).await?;
+        let t = self.tournament_command(caller, name, command).await?;
         Ok(Some(round_of(&t, round)?))
     }
 
@@ -405,20 +405,21 @@ impl Api {
     /// first by the system's rule if round 1 finds them unnumbered.
     async fn pair(
         &self,
-        role: &Role,
+        caller: &Caller,
         name: &str,
         round: u32,
         given: Option<GivenPairings>,
     ) -> Result<pb::PairRoundResponse, Status> {
         let key = Self::key(name);
-        let before = self.write_access(role, &key).await?;
+        let before = self.write_access(&caller.role, &key).await?;
+        let by = caller.arbiter();
         if before.numbers().0.is_empty() && before.rounds().is_empty() {
             let number = Command::NumberPlayers {
                 hall: None,
                 next_seed: fresh_seed()?,
             };
             self.tournaments()
-                .command(&key, &number, now_ms())
+                .command(&key, &number, now_ms(), &by)
                 .await
                 .map_err(|e| tournament_status(&e))?;
         }
@@ -434,7 +435,7 @@ impl Api {
         };
         let (_, after) = self
             .tournaments()
-            .command(&key, &command, now_ms())
+            .command(&key, &command, now_ms(), &by)
             .await
             .map_err(|e| tournament_status(&e))?;
         paired_pb(&after, round)
@@ -533,7 +534,7 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::AddPlayersRequest>,
     ) -> Result<Response<pb::AddPlayersResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let players = r
             .players
@@ -547,7 +548,7 @@ impl pb::tournament_service_server::TournamentService for Api {
             })
             .collect();
         let t = self
-            .tournament_command(&role, &r.tournament, Command::AddPlayers { players })
+            .tournament_command(&caller, &r.tournament, Command::AddPlayers { players })
             .await?;
         Ok(Response::new(pb::AddPlayersResponse {
             players: t.players().iter().map(player_pb).collect(),
@@ -558,11 +559,11 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::WithdrawPlayerRequest>,
     ) -> Result<Response<pb::WithdrawPlayerResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let t = self
             .tournament_command(
-                &role,
+                &caller,
                 &r.tournament,
                 Command::Withdraw {
                     player: r.player_id,
@@ -579,12 +580,12 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::NumberPlayersRequest>,
     ) -> Result<Response<pb::NumberPlayersResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let next_seed = fresh_seed()?;
         let t = self
             .tournament_command(
-                &role,
+                &caller,
                 &r.tournament,
                 Command::NumberPlayers {
                     hall: (!r.hall_order.is_empty()).then(|| r.hall_order.clone()),
@@ -601,7 +602,7 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::PairRoundRequest>,
     ) -> Result<Response<pb::PairRoundResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let given = if r.boards.is_empty() && r.byes.is_empty() {
             None
@@ -632,7 +633,7 @@ impl pb::tournament_service_server::TournamentService for Api {
             })
         };
         Ok(Response::new(
-            self.pair(&role, &r.tournament, r.round, given).await?,
+            self.pair(&caller, &r.tournament, r.round, given).await?,
         ))
     }
 
@@ -640,12 +641,12 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::StartRoundRequest>,
     ) -> Result<Response<pb::StartRoundResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let round = Command::StartRound { round: r.round };
         Ok(Response::new(pb::StartRoundResponse {
             round: self
-                .round_command(&role, &r.tournament, r.round, round)
+                .round_command(&caller, &r.tournament, r.round, round)
                 .await?,
         }))
     }
@@ -654,7 +655,7 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::MarkAbsentRequest>,
     ) -> Result<Response<pb::MarkAbsentResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let absent = Command::MarkAbsent {
             round: r.round,
@@ -662,7 +663,7 @@ impl pb::tournament_service_server::TournamentService for Api {
         };
         Ok(Response::new(pb::MarkAbsentResponse {
             round: self
-                .round_command(&role, &r.tournament, r.round, absent)
+                .round_command(&caller, &r.tournament, r.round, absent)
                 .await?,
         }))
     }
@@ -671,7 +672,7 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::RecordForfeitRequest>,
     ) -> Result<Response<pb::RecordForfeitResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let forfeit = Command::RecordForfeit {
             round: r.round,
@@ -679,7 +680,7 @@ impl pb::tournament_service_server::TournamentService for Api {
         };
         Ok(Response::new(pb::RecordForfeitResponse {
             round: self
-                .round_command(&role, &r.tournament, r.round, forfeit)
+                .round_command(&caller, &r.tournament, r.round, forfeit)
                 .await?,
         }))
     }
@@ -688,13 +689,15 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::AnnulDefaultRequest>,
     ) -> Result<Response<pb::AnnulDefaultResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let annul = Command::AnnulDefault {
             game_id: r.game_id.clone(),
             reason: r.reason.clone(),
         };
-        let t = self.tournament_command(&role, &r.tournament, annul).await?;
+        let t = self
+            .tournament_command(&caller, &r.tournament, annul)
+            .await?;
         let (round, slot) = t.replacing(&r.game_id).ok_or_else(|| {
             Status::internal(format!("{}: the replay is not recorded", r.game_id))
         })?;
@@ -708,10 +711,10 @@ impl pb::tournament_service_server::TournamentService for Api {
         &self,
         req: Request<pb::ImportPairingsRequest>,
     ) -> Result<Response<pb::ImportPairingsResponse>, Status> {
-        let role = self.role(&req)?;
+        let caller = self.caller(&req)?;
         let r = checked(req)?;
         let key = Self::key(&r.tournament);
-        let before = self.write_access(&role, &key).await?;
+        let before = self.write_access(&caller.role, &key).await?;
         let read = trf::read_round(&r.trf, r.round)
             .map_err(|e| Status::invalid_argument(format!("trf: {e}")))?;
         let note = if r.source_note.is_empty() {
@@ -722,7 +725,7 @@ impl pb::tournament_service_server::TournamentService for Api {
         let given = swiss::given_from(&before, &read, PairingSource::Arbiter { note })
             .map_err(|e| tournament_status(&e.into()))?;
         let paired = self
-            .pair(&role, &r.tournament, r.round, Some(given))
+            .pair(&caller, &r.tournament, r.round, Some(given))
             .await?;
         Ok(Response::new(pb::ImportPairingsResponse {
             paired: Some(paired),

@@ -534,7 +534,8 @@ impl Check for pb::BoardMessage {
         match &self.kind {
             None => Ok(()),
             Some(Kind::Bind(b)) => {
-                id("bind.game_id", &b.game_id, true)?;
+                // Empty: the game of the board token's place (resolved by the stream).
+                id("bind.game_id", &b.game_id, false)?;
                 id("bind.board_id", &b.board_id, false)
             }
             Some(Kind::Heartbeat(_)) => Ok(()),

@@ -199,7 +199,9 @@ impl Tournaments {
 
     /// Decides `command` on tournament `key` at `at_ms` and records what it decided;
     /// returns the events recorded (none when there was nothing to record) and the state
-    /// after them. A refusal changes nothing.
+    /// after them. A refusal changes nothing. What the command does in the games (a
+    /// round's start, an absence, a forfeit, an annulled default) is recorded there as
+    /// done `by` the arbiter who gave it.
     ///
     /// # Errors
     /// The refusal (naming the field or the state and the rule); NOT_FOUND; the store or a
@@ -209,6 +211,7 @@ impl Tournaments {
         key: &str,
         command: &Command,
         at_ms: i64,
+        by: &Actor,
     ) -> Result<(Vec<TournamentEvent>, Tournament), TournamentsError> {
         let entry = self.entry(key);
         let mut slot = entry.lock().await;
@@ -220,7 +223,7 @@ impl Tournaments {
         // first whether it would take the mark, so a refusal anywhere records nothing.
         if let Command::MarkAbsent { round, player } = command {
             loaded(&slot)?.state.handle(command, at_ms)?;
-            self.mark_absent(&loaded(&slot)?.state, *round, *player)
+            self.mark_absent(&loaded(&slot)?.state, *round, *player, by)
                 .await?;
         }
         let before = loaded(&slot)?.state.clone();
@@ -228,16 +231,16 @@ impl Tournaments {
         let state = loaded(&slot)?.state.clone();
         match command {
             Command::PairRound { .. } => self.open_games(&state).await?,
-            Command::StartRound { .. } => self.start_games(&state).await?,
+            Command::StartRound { .. } => self.start_games(&state, by).await?,
             Command::RecordForfeit { .. } => {
                 for (game_id, outcome, round) in forfeits_recorded(&before, &state) {
-                    self.forfeit_game(&game_id, outcome, round).await?;
+                    self.forfeit_game(&game_id, outcome, round, by).await?;
                 }
             }
             Command::AnnulDefault { game_id, reason } => {
-                self.annul_replayed(game_id, reason).await?;
+                self.annul_replayed(game_id, reason, by).await?;
                 self.open_games(&state).await?;
-                self.start_replays(&before, &state).await?;
+                self.start_replays(&before, &state, by).await?;
             }
             _ => {}
         }
@@ -318,7 +321,8 @@ impl Tournaments {
             return Ok(());
         };
         self.open_games(&state).await?;
-        self.start_games(&state).await?;
+        // Catching up (a start another node recorded in the log but not in the games).
+        self.start_games(&state, &Actor::System).await?;
         // One listing of the event's games: in memory, the live game; otherwise the
         // stored summary of a finished game (a game is loaded only when the listing
         // needs it, one finished within its public delay).
@@ -358,7 +362,8 @@ impl Tournaments {
                 && counted != Some(forfeit)
                 && (result.is_none() || decided_at_ms < game.results.last().map(|d| d.at_ms))
             {
-                self.forfeit_game(&game_id, forfeit, round).await?;
+                self.forfeit_game(&game_id, forfeit, round, &Actor::System)
+                    .await?;
                 continue;
             }
             let (Some(result), Some(outcome)) = (result, counted) else {
@@ -430,7 +435,7 @@ impl Tournaments {
     /// Starts the first game of every pairing of every started round that has not started
     /// (all boards of a round together; a micro-match's later games start when the
     /// arbiter starts them, after the game before).
-    async fn start_games(&self, state: &Tournament) -> Result<(), TournamentsError> {
+    async fn start_games(&self, state: &Tournament, by: &Actor) -> Result<(), TournamentsError> {
         for round in state.rounds().iter().filter(|r| r.started_at_ms.is_some()) {
             for pairing in &round.pairings {
                 let Some(first) = pairing
@@ -449,7 +454,7 @@ impl Tournaments {
                 if !waiting {
                     continue;
                 }
-                start(&game).await?;
+                start(&game, by).await?;
             }
         }
         Ok(())
@@ -464,6 +469,7 @@ impl Tournaments {
         state: &Tournament,
         round: u32,
         player: u32,
+        by: &Actor,
     ) -> Result<(), TournamentsError> {
         let Some(r) = state.round(round) else {
             return Ok(());
@@ -485,7 +491,7 @@ impl Tournaments {
             }
             let action = ArbiterAction::MarkAbsent { side };
             let given = Given::reason(format!("marked absent in round {round}"));
-            arbitrate(&game, action, given).await?;
+            arbitrate(&game, action, given, by).await?;
         }
         Ok(())
     }
@@ -497,6 +503,7 @@ impl Tournaments {
         game_id: &str,
         outcome: Outcome,
         round: u32,
+        by: &Actor,
     ) -> Result<(), TournamentsError> {
         let Some(game) = self.existing(game_id).await? else {
             return Ok(());
@@ -514,12 +521,17 @@ impl Tournaments {
             reason: Some(format!("forfeit recorded in round {round}")),
             rule: Some("T 5".into()),
         };
-        arbitrate(&game, action, given).await
+        arbitrate(&game, action, given, by).await
     }
 
     /// T 5: the default of `game_id` annulled: the game itself is annulled (its record
     /// says why), its replay takes its place.
-    async fn annul_replayed(&self, game_id: &str, reason: &str) -> Result<(), TournamentsError> {
+    async fn annul_replayed(
+        &self,
+        game_id: &str,
+        reason: &str,
+        by: &Actor,
+    ) -> Result<(), TournamentsError> {
         let Some(game) = self.existing(game_id).await? else {
             return Ok(());
         };
@@ -531,7 +543,7 @@ impl Tournaments {
             reason: Some(format!("default annulled, the game is replayed: {reason}")),
             rule: Some("T 5".into()),
         };
-        arbitrate(&game, action, given).await
+        arbitrate(&game, action, given, by).await
     }
 
     /// Starts the games that replaced others between `before` and `after` (the players
@@ -540,6 +552,7 @@ impl Tournaments {
         &self,
         before: &Tournament,
         after: &Tournament,
+        by: &Actor,
     ) -> Result<(), TournamentsError> {
         for round in after.rounds() {
             for g in round.games() {
@@ -547,7 +560,7 @@ impl Tournaments {
                     continue;
                 }
                 if let Some(game) = self.existing(&g.game_id).await? {
-                    start(&game).await?;
+                    start(&game, by).await?;
                 }
             }
         }
@@ -579,15 +592,16 @@ fn forfeits_recorded(before: &Tournament, after: &Tournament) -> Vec<(String, Ou
         .collect()
 }
 
-/// Carries out on `game` what the tournament decided, as the service (the tournament's
-/// own rules, T 5, T 6).
+/// Carries out on `game` what the tournament decided, as `by` (the arbiter whose command
+/// it is; the tournament's own rules, T 5, T 6).
 async fn arbitrate(
     game: &GameHandle,
     action: ArbiterAction,
     given: Given,
+    by: &Actor,
 ) -> Result<(), TournamentsError> {
     game.command(
-        Actor::System,
+        by.clone(),
         GameCommand::Arbiter(action, given),
         None,
         |_, _| (),
@@ -596,11 +610,11 @@ async fn arbitrate(
     Ok(())
 }
 
-/// Starts `game` for the tournament; one started meanwhile (by the arbiter, or another
-/// node) is as wanted.
-async fn start(game: &GameHandle) -> Result<(), TournamentsError> {
+/// Starts `game` for the tournament, as `by`; one started meanwhile (by the arbiter, or
+/// another node) is as wanted.
+async fn start(game: &GameHandle, by: &Actor) -> Result<(), TournamentsError> {
     match game
-        .command(Actor::System, GameCommand::Start, None, |_, _| ())
+        .command(by.clone(), GameCommand::Start, None, |_, _| ())
         .await
     {
         Ok(_) | Err(HubError::Game(GameError::AlreadyStarted)) => Ok(()),

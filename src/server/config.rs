@@ -729,7 +729,7 @@ mod tests {
             file.tokens[1].role,
             Role::Player {
                 event: "Open".into(),
-                game: "g1".into(),
+                place: crate::api::auth::Place::Game("g1".into()),
                 side: crate::rules::Color::White
             }
         );

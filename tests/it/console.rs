@@ -372,6 +372,16 @@ async fn the_arbiter_runs_a_round_from_the_console_in_chromium() {
         card(&v, "c1")["tags"].to_string().contains("claim: White"),
         "{v}"
     );
+    // The cue: the new alert flashes (`new`), and the page, used since it opened (the
+    // sign-in was typed and clicked), sounded its tone (`data-cues`).
+    let cue = browser
+        .eval(
+            "return { flash: [...document.querySelectorAll('#alerts .alert.new')].map(a => a.dataset.kind), \
+             cues: Number(document.body.dataset.cues || 0) };",
+        )
+        .await;
+    assert_eq!(cue["flash"], json!(["claim"]), "{cue}");
+    assert!(cue["cues"].as_u64() >= Some(1), "no cue sounded: {cue}");
     shot(&browser, "alert").await;
 
     // The arbiter opens it from the alert and rules: incorrect, with the rule.
@@ -708,5 +718,264 @@ async fn the_arbiter_runs_a_round_from_the_console_in_chromium() {
         );
     }
     assert!(bearer >= 10, "the calls carried the token: {bearer}");
+    server.stop();
+}
+
+/// What the console's tournament box shows: its title, its facts line and its forms.
+const TOURNAMENT: &str = r#"
+const box = document.getElementById('tournament');
+const cards = [...document.querySelectorAll('#boards .card')].map(c => ({ id: c.dataset.gameId, board: Number(c.dataset.board), status: c.dataset.status,
+  tags: [...c.querySelectorAll('.tag')].map(t => t.textContent) }));
+return { hidden: box.hidden, title: (box.querySelector('h2') || {}).textContent || '',
+  facts: (box.querySelector('.facts') || {}).textContent || '',
+  forms: [...box.querySelectorAll('form')].map(f => f.dataset.act), cards,
+  message: document.getElementById('message').hidden ? '' : document.getElementById('message').textContent };
+"#;
+
+/// Issue 42 item 1's last part, by clicks: on a tournament's event the arbiter pairs a
+/// round by hand, marks a player absent (T 5), starts the round and records a forfeit
+/// (T 6) from the console, and each is in the tournament and its games as the API has
+/// it, with the arbiter's label.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_arbiter_pairs_starts_and_forfeits_a_round_from_the_console_in_chromium() {
+    use draughts_arbiter::api::pb::tournament_service_client::TournamentServiceClient;
+    if skipped() {
+        return;
+    }
+    const CUP: &str = "Console Cup";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config_path = dir.path().join("arbiter.toml");
+    std::fs::write(&config_path, config()).expect("config");
+    let port = free_port();
+    let mut server = Server::spawn(
+        &dir.path().join("data"),
+        port,
+        Some(&config_path),
+        &dir.path().join("server.log"),
+    );
+    let channel = server.ready(Some(TOKEN)).await;
+    let mut t = TournamentServiceClient::new(channel.clone());
+    t.create_tournament(authed(
+        pb::CreateTournamentRequest {
+            name: CUP.into(),
+            variant: pb::Variant::Russian as i32,
+            system: pb::TournamentSystem::Manual as i32,
+            rounds: 2,
+            time_control: "10m".into(),
+            ..Default::default()
+        },
+        Some(TOKEN),
+    ))
+    .await
+    .expect("tournament");
+    let ids: Vec<u32> = t
+        .add_players(authed(
+            pb::AddPlayersRequest {
+                tournament: CUP.into(),
+                players: ["Ann", "Boris", "Clara", "Dmitri"]
+                    .iter()
+                    .zip([2400, 2350, 2300, 2250])
+                    .map(|(n, r)| player(n, "RUS", r).expect("player"))
+                    .collect(),
+            },
+            Some(TOKEN),
+        ))
+        .await
+        .expect("players")
+        .into_inner()
+        .players
+        .iter()
+        .map(|p| p.player_id)
+        .collect();
+    assert_eq!(ids.len(), 4);
+    let get_tournament = async |t: &mut TournamentServiceClient<Channel>| {
+        t.get_tournament(authed(
+            pb::GetTournamentRequest {
+                tournament: CUP.into(),
+            },
+            Some(TOKEN),
+        ))
+        .await
+        .expect("tournament")
+        .into_inner()
+        .tournament
+        .expect("tournament")
+    };
+
+    let browser = Browser::start(&dir.path().join("chromium")).await;
+    browser
+        .open(&format!("http://127.0.0.1:{port}/arbiter/Console%20Cup"))
+        .await;
+    browser
+        .wait_for(
+            "the sign-in form",
+            "return !document.getElementById('signin').hidden;",
+            Duration::from_secs(10),
+            |v| v == &json!(true),
+        )
+        .await;
+    browser.type_into("#signin input[name=token]", TOKEN).await;
+    browser.click("#signin button[type=submit]").await;
+    let (v, _) = browser
+        .wait_for(
+            "the tournament box",
+            TOURNAMENT,
+            Duration::from_secs(10),
+            |v| v["hidden"] == json!(false) && v["forms"] == json!(["pair"]),
+        )
+        .await;
+    assert_eq!(v["title"], json!("Console Cup: no round paired yet"), "{v}");
+
+    // 1. Round 1 by hand: Ann–Dmitri, Boris–Clara.
+    let boards = format!("{}-{}, {}-{}", ids[0], ids[3], ids[1], ids[2]);
+    browser
+        .type_into(
+            "#tournament form[data-act=pair] input[name=boards]",
+            &boards,
+        )
+        .await;
+    browser
+        .click("#tournament form[data-act=pair] button.go")
+        .await;
+    let (v, _) = browser
+        .wait_for(
+            "round 1 paired, two boards",
+            TOURNAMENT,
+            Duration::from_secs(10),
+            |v| {
+                v["title"] == json!("Console Cup: round 1 of 2")
+                    && v["cards"].as_array().map(Vec::len) == Some(2)
+                    && v["forms"] == json!(["start-round", "absent", "forfeit"])
+            },
+        )
+        .await;
+    assert!(
+        v["facts"]
+            .as_str()
+            .is_some_and(|f| f.contains("not started") && f.contains("entered by the arbiter")),
+        "{v}"
+    );
+    let got = get_tournament(&mut t).await;
+    let round = &got.paired_rounds[0];
+    let pairs: Vec<(u32, u32, u32)> = round
+        .pairings
+        .iter()
+        .map(|p| {
+            (
+                p.board,
+                p.white.as_ref().map_or(0, |w| w.player_id),
+                p.black.as_ref().map_or(0, |b| b.player_id),
+            )
+        })
+        .collect();
+    assert_eq!(pairs, [(1, ids[0], ids[3]), (2, ids[1], ids[2])]);
+    let board1 = round.pairings[0].game_ids[0].clone();
+    let board2 = round.pairings[1].game_ids[0].clone();
+    // The box is drawn again when the new games' events arrive; let it settle.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+
+    // 2. Clara (black on board 2) is absent.
+    browser
+        .click(&format!(
+            "#tournament form[data-act=absent] select[name=player] option[value='{}']",
+            ids[2]
+        ))
+        .await;
+    browser
+        .click("#tournament form[data-act=absent] button.go")
+        .await;
+    browser
+        .wait_for(
+            "Clara absent, on board 2's card too",
+            TOURNAMENT,
+            Duration::from_secs(10),
+            |v| {
+                v["facts"]
+                    .as_str()
+                    .is_some_and(|f| f.contains(&format!("absent: Clara (#{})", ids[2])))
+                    && v["cards"].as_array().is_some_and(|c| {
+                        c.iter().any(|c| {
+                            c["board"] == json!(2) && c["tags"] == json!(["absent: Black (T 5)"])
+                        })
+                    })
+            },
+        )
+        .await;
+
+    // 3. The round starts.
+    browser
+        .click("#tournament form[data-act=start-round] button.go")
+        .await;
+    browser
+        .wait_for(
+            "round 1 started",
+            TOURNAMENT,
+            Duration::from_secs(10),
+            |v| {
+                v["facts"].as_str().is_some_and(|f| f.contains("started "))
+                    && !v["forms"].to_string().contains("start-round")
+            },
+        )
+        .await;
+
+    // 4. Dmitri (black on board 1) forfeits.
+    browser
+        .click(&format!(
+            "#tournament form[data-act=forfeit] select[name=player] option[value='{}']",
+            ids[3]
+        ))
+        .await;
+    browser
+        .click("#tournament form[data-act=forfeit] button.go")
+        .await;
+    let (v, _) = browser
+        .wait_for(
+            "board 1 over by forfeit",
+            TOURNAMENT,
+            Duration::from_secs(10),
+            |v| {
+                v["cards"].as_array().is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c["id"] == json!(board1) && c["status"] == json!("finished"))
+                })
+            },
+        )
+        .await;
+    assert_eq!(v["message"], json!("Record a forfeit (T 6): done"), "{v}");
+    shot(&browser, "tournament").await;
+
+    // What the API has: the round started with Clara absent, board 1 1-0 by forfeit (T 5),
+    // board 2 running with Clara's absence in its log, each by the labelled arbiter.
+    let got = get_tournament(&mut t).await;
+    let round = &got.paired_rounds[0];
+    assert!(round.started_at.is_some(), "{round:?}");
+    assert_eq!(round.absent_player_ids, [ids[2]]);
+    let mut games = GameServiceClient::new(channel.clone());
+    let g1 = get(&mut games, &board1).await;
+    assert_eq!(g1.status, pb::GameStatus::Finished as i32, "{g1:?}");
+    assert_eq!(g1.result, pb::GameResult::WhiteWins as i32, "{g1:?}");
+    assert_eq!(g1.result_reason, pb::ResultReason::Forfeit as i32, "{g1:?}");
+    let g2 = get(&mut games, &board2).await;
+    assert_eq!(g2.status, pb::GameStatus::Running as i32, "{g2:?}");
+    let labelled = |e: &pb::GameEvent| {
+        e.actor
+            .as_ref()
+            .is_some_and(|a| a.name == "Chief arbiter I. Petrov")
+    };
+    let absent: Vec<_> = log(&channel, &board2)
+        .await
+        .into_iter()
+        .filter(|e| matches!(kind(e), Some(pb::game_event::Kind::PlayerMarkedAbsent(_))))
+        .collect();
+    assert_eq!(absent.len(), 1, "{absent:?}");
+    assert!(labelled(&absent[0]), "{absent:?}");
+    let ended: Vec<_> = log(&channel, &board1)
+        .await
+        .into_iter()
+        .filter(|e| matches!(kind(e), Some(pb::game_event::Kind::GameFinished(_))))
+        .collect();
+    assert_eq!(ended.len(), 1, "{ended:?}");
+    assert!(labelled(&ended[0]), "{ended:?}");
+    assert_eq!(ended[0].rule, "T 5", "{ended:?}");
     server.stop();
 }

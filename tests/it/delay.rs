@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use draughts_arbiter::api::Api;
-use draughts_arbiter::api::auth::{Role, TokenConfig, Tokens};
+use draughts_arbiter::api::auth::{Place, Role, TokenConfig, Tokens};
 use draughts_arbiter::api::frame::BroadcastService;
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::game_service_server::GameService;
@@ -40,7 +40,7 @@ fn api_over(hub: Arc<Hub>) -> Api {
             "white",
             Role::Player {
                 event: "Open".into(),
-                game: "g".into(),
+                place: Place::Game("g".into()),
                 side: Color::White,
             },
         ),
@@ -48,7 +48,7 @@ fn api_over(hub: Arc<Hub>) -> Api {
             "other",
             Role::Player {
                 event: "Open".into(),
-                game: "h".into(),
+                place: Place::Game("h".into()),
                 side: Color::White,
             },
         ),
@@ -56,7 +56,7 @@ fn api_over(hub: Arc<Hub>) -> Api {
             "board",
             Role::Board {
                 event: "Open".into(),
-                game: "g".into(),
+                place: Place::Game("g".into()),
             },
         ),
     ]);

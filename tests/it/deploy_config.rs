@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use draughts_arbiter::api::auth::Role;
+use draughts_arbiter::api::auth::{Place, Role};
 use draughts_arbiter::rules::Color;
 use draughts_arbiter::server::config::{Config, FileConfig};
 
@@ -114,11 +114,11 @@ fn example_config_parses_and_has_every_role() {
             .any(|r| matches!(r, Role::Arbiter { event: None }))
     );
     assert!(roles.iter().any(
-        |r| matches!(r, Role::Board { event, game } if game == "open-r1-b1" && event == "Open")
+        |r| matches!(r, Role::Board { event, place: Place::Game(game) } if game == "open-r1-b1" && event == "Open")
     ));
     for side in Color::ALL {
         assert!(roles.iter().any(
-            |r| matches!(r, Role::Player { event, game, side: s } if game == "open-r1-b1" && event == "Open" && *s == side)
+            |r| matches!(r, Role::Player { event, place: Place::Game(game), side: s } if game == "open-r1-b1" && event == "Open" && *s == side)
         ));
     }
     let mut tokens: Vec<&str> = file.tokens.iter().map(|t| t.token.as_str()).collect();

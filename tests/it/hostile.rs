@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use draughts_arbiter::api::auth::{Role, TokenConfig};
+use draughts_arbiter::api::auth::{Place, Role, TokenConfig};
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::arbiter_service_client::ArbiterServiceClient;
 use draughts_arbiter::api::pb::board_service_client::BoardServiceClient;
@@ -58,14 +58,14 @@ async fn start() -> Server {
                 "brd-y",
                 Role::Board {
                     event: "Y".into(),
-                    game: "g-y".into(),
+                    place: Place::Game("g-y".into()),
                 },
             ),
             token(
                 "white-y",
                 Role::Player {
                     event: "Y".into(),
-                    game: "g-y".into(),
+                    place: Place::Game("g-y".into()),
                     side: draughts_arbiter::rules::Color::White,
                 },
             ),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use draughts_arbiter::api::auth::{Role, TokenConfig};
+use draughts_arbiter::api::auth::{Place, Role, TokenConfig};
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::board_service_client::BoardServiceClient;
 use draughts_arbiter::api::pb::broadcast_service_client::BroadcastServiceClient;
@@ -424,7 +424,7 @@ async fn watcher_caps() {
                 "brd",
                 Role::Board {
                     event: "Limits".into(),
-                    game: "a".into(),
+                    place: Place::Game("a".into()),
                 },
             ),
         ],

@@ -7,7 +7,7 @@ use crate::common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use draughts_arbiter::api::auth::{Role, TokenConfig};
+use draughts_arbiter::api::auth::{Place, Role, TokenConfig};
 use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::arbiter_service_client::ArbiterServiceClient;
 use draughts_arbiter::api::pb::broadcast_service_client::BroadcastServiceClient;
@@ -600,7 +600,7 @@ async fn role_matrix() {
             name: None,
             role: Role::Board {
                 event: "Open".into(),
-                game: "g1".into(),
+                place: Place::Game("g1".into()),
             },
         },
         TokenConfig {
@@ -608,7 +608,7 @@ async fn role_matrix() {
             name: None,
             role: Role::Player {
                 event: "Open".into(),
-                game: "g1".into(),
+                place: Place::Game("g1".into()),
                 side: Color::White,
             },
         },
@@ -617,7 +617,7 @@ async fn role_matrix() {
             name: None,
             role: Role::Player {
                 event: "Open".into(),
-                game: "g1".into(),
+                place: Place::Game("g1".into()),
                 side: Color::Black,
             },
         },
@@ -998,4 +998,199 @@ async fn rulings_carry_the_arbiters_label() {
         "{pdn}"
     );
     assert!(!pdn.contains("by arbiter Chief"), "{pdn}");
+}
+
+/// Issue 42 item 3: a board or player token scoped to a board number of an event
+/// (`board = 2`) serves every round: the board binds with no game id to the game in play
+/// on its board, the player acts for its side in each round's game on that board, and
+/// neither reaches another board's game.
+#[tokio::test]
+async fn tokens_scoped_to_a_board_number_serve_every_round() {
+    let token = |token: &str, role| TokenConfig {
+        token: token.into(),
+        name: None,
+        role,
+    };
+    let s = start(vec![
+        token(
+            "arb",
+            Role::Arbiter {
+                event: Some("Open".into()),
+            },
+        ),
+        token(
+            "table2",
+            Role::Board {
+                event: "Open".into(),
+                place: Place::Board(2),
+            },
+        ),
+        token(
+            "tablet2b",
+            Role::Player {
+                event: "Open".into(),
+                place: Place::Board(2),
+                side: Color::Black,
+            },
+        ),
+    ])
+    .await;
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    let mut feed =
+        draughts_arbiter::api::pb::board_service_client::BoardServiceClient::new(s.channel.clone())
+            .connect(req(
+                Some("table2"),
+                tokio_stream::wrappers::ReceiverStream::new(rx),
+            ))
+            .await
+            .expect("board stream")
+            .into_inner();
+    let mut message_id = 0;
+    // Binds with `game_id` (empty: the token's board); the bound game's id, or the
+    // refusal's code and message.
+    let mut bind = async |game_id: &str| -> Result<String, (String, String)> {
+        use pb::board_feedback::Kind as Fb;
+        message_id += 1;
+        tx.send(pb::BoardMessage {
+            message_id,
+            board_time_ms: 0,
+            kind: Some(pb::board_message::Kind::Bind(pb::BindBoard {
+                game_id: game_id.into(),
+                board_id: "dgt-t2".into(),
+                resume_from_seq: 0,
+            })),
+        })
+        .await
+        .expect("send");
+        loop {
+            let f = tokio::time::timeout(Duration::from_secs(5), feed.next())
+                .await
+                .expect("an answer within 5 s")
+                .expect("stream open")
+                .expect("feedback");
+            match f.kind {
+                Some(Fb::Bound(g)) if f.message_id == message_id => return Ok(g.id),
+                Some(Fb::Rejected(r)) if f.message_id == message_id => {
+                    return Err((r.code, r.message));
+                }
+                _ => continue,
+            }
+        }
+    };
+    let mut games = GameServiceClient::new(s.channel.clone());
+    let mut paired = async |round: &str, board: u32| {
+        let id = format!("open-r{round}-b{board}");
+        let mut c = create("", "10m", "Open", &id);
+        c.round = round.into();
+        c.board = board;
+        games
+            .create_game(req(Some("arb"), c))
+            .await
+            .expect("arbiter pairs");
+        games
+            .start_game(req(
+                Some("arb"),
+                pb::StartGameRequest {
+                    game_id: id.clone(),
+                    expected_seq: 0,
+                },
+            ))
+            .await
+            .expect("arbiter starts");
+        id
+    };
+
+    // Before the round is paired there is nothing to bind to.
+    let (code, message) = bind("").await.expect_err("no game yet");
+    assert_eq!(code, "NOT_FOUND");
+    assert!(
+        message.contains("no game on board 2 of event 'Open' yet"),
+        "{message}"
+    );
+    let r1b1 = paired("1", 1).await;
+    let r1b2 = paired("1", 2).await;
+    assert_eq!(bind("").await, Ok(r1b2.clone()), "the game on board 2");
+    // Another board's game, named, is refused.
+    let (code, message) = bind(&r1b1).await.expect_err("board 1's game");
+    assert_eq!(code, "PERMISSION_DENIED");
+    assert!(
+        message.contains("the board of board 2 of event 'Open' may not drive the board of game open-r1-b1 (board 1 of event 'Open')"),
+        "{message}"
+    );
+
+    // The black player's tablet at table 2 plays for black in board 2's game only.
+    let mut g = GameServiceClient::new(s.channel.clone());
+    let submit = |game: &str, mv: &str, token: &str| {
+        req(
+            Some(token),
+            pb::SubmitMoveRequest {
+                game_id: game.into(),
+                r#move: mv.into(),
+                side: 0,
+                ..Default::default()
+            },
+        )
+    };
+    let mut white = submit(&r1b2, "c3-d4", "arb");
+    white.get_mut().side = side(Color::White);
+    g.submit_move(white)
+        .await
+        .expect("white's move, by the arbiter");
+    g.submit_move(submit(&r1b2, "f6-g5", "tablet2b"))
+        .await
+        .expect("black's tablet moves on board 2");
+    let mut other = submit(&r1b1, "c3-d4", "arb");
+    other.get_mut().side = side(Color::White);
+    g.submit_move(other).await.expect("white on board 1");
+    let refused = g
+        .submit_move(submit(&r1b1, "f6-g5", "tablet2b"))
+        .await
+        .expect_err("not its board");
+    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+    assert!(
+        refused.message().contains(
+            "the black player of board 2 of event 'Open' may not act for black in game open-r1-b1"
+        ),
+        "{}",
+        refused.message()
+    );
+    g.resign(req(
+        Some("tablet2b"),
+        pb::ResignRequest {
+            game_id: r1b2.clone(),
+            side: 0,
+            expected_seq: 0,
+        },
+    ))
+    .await
+    .expect("black resigns on board 2");
+
+    // The round is over on board 2: a board back binds to the finished game and hears
+    // its end; once round 2 is paired it binds to round 2's game.
+    assert_eq!(bind("").await, Ok(r1b2.clone()), "the last game on board 2");
+    let r2b2 = paired("2", 2).await;
+    assert_eq!(
+        bind("").await,
+        Ok(r2b2.clone()),
+        "round 2's game on board 2"
+    );
+    let mut white = submit(&r2b2, "c3-d4", "arb");
+    white.get_mut().side = side(Color::White);
+    g.submit_move(white).await.expect("white, round 2");
+    g.submit_move(submit(&r2b2, "f6-g5", "tablet2b"))
+        .await
+        .expect("the same tablet plays round 2");
+
+    // Two unfinished games on board 2 (round 2's still in play when round 3 is paired):
+    // the bind must name one.
+    let r3b2 = paired("3", 2).await;
+    let (code, message) = bind("").await.expect_err("two games in play");
+    assert_eq!(code, "FAILED_PRECONDITION");
+    assert!(
+        message.contains(&format!(
+            "board 2 of event 'Open' has 2 unfinished games ({r2b2}, {r3b2})"
+        )),
+        "{message}"
+    );
+    assert_eq!(bind(&r3b2).await, Ok(r3b2.clone()), "named, it binds");
 }

@@ -19,6 +19,8 @@ use draughts_arbiter::tournament::{
 };
 
 const AT: i64 = 1_780_000_000_000;
+/// Who gives the commands here (the service passes the calling arbiter).
+const BY: Actor = Actor::System;
 
 fn config(name: &str, games: u32) -> Config {
     Config {
@@ -103,7 +105,7 @@ async fn a_paired_round_opens_its_games_and_their_results_come_back() {
         .await
         .expect("created");
     assert_eq!(key, event_key("Ballot Cup 2026"));
-    desk.command(&key, &players(&["Ann", "Bob", "Cy", "Di"]), AT + 1)
+    desk.command(&key, &players(&["Ann", "Bob", "Cy", "Di"]), AT + 1, &BY)
         .await
         .expect("players");
     desk.command(
@@ -113,6 +115,7 @@ async fn a_paired_round_opens_its_games_and_their_results_come_back() {
             next_seed: seed(2),
         },
         AT + 2,
+        &BY,
     )
     .await
     .expect("numbers");
@@ -125,6 +128,7 @@ async fn a_paired_round_opens_its_games_and_their_results_come_back() {
                 next_seed: seed(3),
             },
             AT + 3,
+            &BY,
         )
         .await
         .expect("paired");
@@ -207,7 +211,7 @@ async fn a_crash_between_the_logs_loses_nothing() {
         .create(config("Crash Open", 1), seed(1), AT)
         .await
         .expect("created");
-    desk.command(&key, &players(&["Ann", "Bob", "Cy", "Di"]), AT + 1)
+    desk.command(&key, &players(&["Ann", "Bob", "Cy", "Di"]), AT + 1, &BY)
         .await
         .expect("players");
     let (_, state) = desk
@@ -218,6 +222,7 @@ async fn a_crash_between_the_logs_loses_nothing() {
                 next_seed: seed(2),
             },
             AT + 2,
+            &BY,
         )
         .await
         .expect("numbers");
@@ -328,11 +333,11 @@ async fn two_writers_on_one_log_decide_again_on_a_conflict() {
         .expect("created");
     // B reads the log now; A then writes.
     b.get(&key).await.expect("b loads");
-    a.command(&key, &players(&["Ann", "Bob"]), AT + 1)
+    a.command(&key, &players(&["Ann", "Bob"]), AT + 1, &BY)
         .await
         .expect("a adds");
     let (_, state) = b
-        .command(&key, &players(&["Cy", "Di"]), AT + 2)
+        .command(&key, &players(&["Cy", "Di"]), AT + 2, &BY)
         .await
         .expect("b adds after deciding again");
     let names: Vec<&str> = state
@@ -353,7 +358,7 @@ async fn two_writers_on_one_log_decide_again_on_a_conflict() {
 
     // Refusals: nothing written.
     let err = a
-        .command(&key, &Command::StartRound { round: 1 }, AT + 3)
+        .command(&key, &Command::StartRound { round: 1 }, AT + 3, &BY)
         .await
         .expect_err("unpaired round");
     assert!(err.to_string().contains("round"), "{err}");

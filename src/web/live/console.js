@@ -95,8 +95,13 @@ function wakeAudio() {
 document.addEventListener("pointerdown", wakeAudio, { once: true });
 document.addEventListener("keydown", wakeAudio, { once: true });
 
+// How many cues have sounded, on the body as `data-cues` (what a test or an operator can
+// read: a headless browser plays nothing).
+let cues = 0;
 function beep() {
   if (!audio) return;
+  cues += 1;
+  document.body.dataset.cues = String(cues);
   const osc = audio.createOscillator();
   const gain = audio.createGain();
   osc.frequency.value = 880;
@@ -272,6 +277,16 @@ function healthLine(g) {
   return line;
 }
 
+// The sides marked absent (T 5) that have not moved since, from the game's log.
+function absentSides(b) {
+  const absent = new Set();
+  for (const ev of b.log) {
+    if (ev.kind.case === "playerMarkedAbsent") absent.add(ev.kind.value.side);
+    if (ev.kind.case === "movePlayed") absent.delete(ev.kind.value.side);
+  }
+  return [...absent];
+}
+
 function card(b) {
   const g = b.game;
   const c = el("article", "card");
@@ -299,6 +314,7 @@ function card(b) {
   if (g.pendingClaim && g.pendingClaim.seq) flags.appendChild(el("span", "tag claim", `claim: ${side(g.pendingClaim.side)}`));
   if (g.pendingIrregularities.length) flags.appendChild(el("span", "tag irr", `irregularities: ${g.pendingIrregularities.length}`));
   if (g.warnings.length) flags.appendChild(el("span", "tag warn", `warnings: ${g.warnings.length}`));
+  if (g.status !== 4) for (const s of absentSides(b)) flags.appendChild(el("span", "tag absent", `absent: ${side(s)} (T 5)`));
   if (g.quarantine) flags.appendChild(el("span", "tag bad", "quarantined"));
   c.appendChild(flags);
   c.addEventListener("click", () => openPanel(g.id));
@@ -714,7 +730,9 @@ function renderTournament() {
     }
   }
   const next = t.pairedRounds.length + 1;
-  if (!t.finished && next <= t.rounds) {
+  const last = t.pairedRounds[t.pairedRounds.length - 1];
+  // The next round is paired once the last one is over (PairRound refuses it before).
+  if (!t.finished && next <= t.rounds && (!last || last.finished)) {
     parts.push(
       tform(
         "pair",
