@@ -9,9 +9,8 @@ use super::error::{auth_status, bad, status};
 use super::pb;
 use super::service::Api;
 use super::validate::checked;
-use crate::game::Command;
 use crate::game::GameSummary;
-use crate::hub::{Audience, GameMeta, HubError, Listed, Pending, Quarantine};
+use crate::hub::{Audience, GameMeta, HubError, Listed, Quarantine};
 use crate::store::GameFilter;
 
 #[tonic::async_trait]
@@ -142,122 +141,49 @@ impl pb::game_service_server::GameService for Api {
         &self,
         req: Request<pb::StartGameRequest>,
     ) -> Result<Response<pb::StartGameResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = checked(req)?;
-        let actor = caller.arbiter();
-        let pair = self
-            .run(
-                &caller.role,
-                &r.game_id,
-                None,
-                actor,
-                Pending::Ready(Command::Start),
-                r.expected_seq,
-            )
-            .await?;
-        reply!(StartGameResponse, pair)
+        reply!(StartGameResponse, self.game_request(req).await?)
     }
 
     async fn submit_move(
         &self,
         req: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = checked(req)?;
-        let side = self.side_for(&caller.role, r.side, &r.game_id).await?;
-        let notation = r.r#move;
-        let offer_draw = r.offer_draw;
-        let cmd = move |side| Command::SubmitMove {
-            side,
-            notation,
-            offer_draw,
-        };
-        let pair = self
-            .play(caller, &r.game_id, side, cmd, r.expected_seq)
-            .await?;
-        reply!(SubmitMoveResponse, pair)
+        reply!(SubmitMoveResponse, self.game_request(req).await?)
     }
 
     async fn press_clock(
         &self,
         req: Request<pb::PressClockRequest>,
     ) -> Result<Response<pb::PressClockResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = checked(req)?;
-        let pair = self
-            .side_command(caller, &r.game_id, r.side, r.expected_seq, |side| {
-                Command::PressClock { side }
-            })
-            .await?;
-        reply!(PressClockResponse, pair)
+        reply!(PressClockResponse, self.game_request(req).await?)
     }
 
     async fn offer_draw(
         &self,
         req: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = checked(req)?;
-        let pair = self
-            .side_command(caller, &r.game_id, r.side, r.expected_seq, |side| {
-                Command::OfferDraw { side }
-            })
-            .await?;
-        reply!(OfferDrawResponse, pair)
+        reply!(OfferDrawResponse, self.game_request(req).await?)
     }
 
     async fn respond_to_draw_offer(
         &self,
         req: Request<pb::RespondToDrawOfferRequest>,
     ) -> Result<Response<pb::RespondToDrawOfferResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = checked(req)?;
-        let side = self.side_for(&caller.role, r.side, &r.game_id).await?;
-        let response = convert::response(r.response).map_err(bad)?;
-        let cmd = move |side| Command::RespondToOffer { side, response };
-        let pair = self
-            .play(caller, &r.game_id, side, cmd, r.expected_seq)
-            .await?;
-        reply!(RespondToDrawOfferResponse, pair)
+        reply!(RespondToDrawOfferResponse, self.game_request(req).await?)
     }
 
     async fn claim_draw(
         &self,
         req: Request<pb::ClaimDrawRequest>,
     ) -> Result<Response<pb::ClaimDrawResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = checked(req)?;
-        let side = self.side_for(&caller.role, r.side, &r.game_id).await?;
-        let kind = convert::claim_kind(r.kind);
-        let written_move = (!r.written_move.trim().is_empty()).then_some(r.written_move);
-        let cmd = move |side| Command::ClaimDraw {
-            side,
-            kind,
-            written_move,
-        };
-        let pair = self
-            .play(caller, &r.game_id, side, cmd, r.expected_seq)
-            .await?;
-        reply!(ClaimDrawResponse, pair)
+        reply!(ClaimDrawResponse, self.game_request(req).await?)
     }
 
     async fn resign(
         &self,
         req: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = checked(req)?;
-        // Irreversible: an arbiter names the side (a player's token names its own); the
-        // side to move is not guessed, as for a clock press.
-        if matches!(caller.role, Role::Arbiter { .. }) {
-            convert::side(r.side, "side").map_err(bad)?;
-        }
-        let pair = self
-            .side_command(caller, &r.game_id, r.side, r.expected_seq, |side| {
-                Command::Resign { side }
-            })
-            .await?;
-        reply!(ResignResponse, pair)
+        reply!(ResignResponse, self.game_request(req).await?)
     }
 }
 

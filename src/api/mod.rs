@@ -29,6 +29,7 @@ mod pdn_cache;
 mod ranking;
 mod rate;
 mod report;
+mod request;
 mod round_feed;
 mod rules;
 pub mod service;

@@ -10,8 +10,10 @@ use super::auth::{Action, Caller, Place, Role, Tokens};
 use super::convert;
 use super::error::{auth_status, bad, status};
 use super::pb;
+use super::request::{ParseGameRequest, Wants};
 use super::token_table::TokenTable;
-use crate::game::{Actor, ArbiterAction, BoardInput, Command, Given, Occupancy};
+use super::validate::checked;
+use crate::game::{Actor, BoardInput, Command, Occupancy};
 use crate::hub::{Audience, GameHandle, GameMeta, Hub, Pending};
 use crate::rules::Color;
 use crate::store::GameFilter;
@@ -249,7 +251,7 @@ impl Api {
     /// Runs a command after checking the role (`acts_for`: the side a player command acts
     /// for, which its player or an arbiter may; `None`: an arbiter's command); returns the
     /// game and the new events.
-    pub(super) async fn run(
+    async fn run(
         &self,
         role: &Role,
         game_id: &str,
@@ -283,90 +285,62 @@ impl Api {
         Ok((game, events))
     }
 
-    /// The side a player request acts for: the field, else the player's own side, else
-    /// (for an arbiter) the side to move.
-    ///
-    /// `None` for an arbiter who named no side: the game's task takes the side to move
-    /// when it decides the command (no read before it).
-    pub(super) async fn side_for(
+    /// The one path of a command on a game (issue 39 item 3): the caller, the request's
+    /// fields checked and parsed ([`ParseGameRequest`]), the side a player command acts
+    /// for, the caller's right, then the game's task.
+    pub(super) async fn game_request<R: ParseGameRequest>(
         &self,
-        role: &Role,
-        field: i32,
-        game_id: &str,
-    ) -> Result<Option<Color>, Status> {
-        if field != 0 {
-            return convert::side(field, "side").map(Some).map_err(bad);
-        }
-        match role {
-            Role::Player { side, .. } => Ok(Some(*side)),
-            Role::Arbiter { .. } => Ok(None),
-            // Refused whatever the side, without reading the game: the side to move is
-            // live, and a viewer sees the game behind its broadcast delay. An unknown
-            // game is still NOT_FOUND.
-            _ => {
-                let handle = self.game(game_id).await?;
-                Err(Status::permission_denied(format!(
-                    "{} may not act for a player in game {}",
-                    role.describe(),
-                    handle.meta().id
-                )))
+        req: Request<R>,
+    ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
+        let caller = self.caller(&req)?;
+        let r = checked(req)?.parse()?;
+        match r.wants {
+            Wants::Arbitrate(cmd) => {
+                let actor = caller.arbiter();
+                self.run(
+                    &caller.role,
+                    &r.game_id,
+                    None,
+                    actor,
+                    Pending::Ready(cmd),
+                    r.expected_seq,
+                )
+                .await
+            }
+            Wants::Play { side, play } => {
+                let side = match (side, &caller.role) {
+                    (Some(side), _) => Some(side),
+                    (None, Role::Player { side, .. }) => Some(*side),
+                    (None, Role::Arbiter { .. }) if play.side_required_of_an_arbiter() => {
+                        return Err(bad(convert::side(0, "side").unwrap_err()));
+                    }
+                    // An arbiter who names no side acts for the side to move, which the
+                    // game's task takes when it decides the command (no read before it).
+                    (None, Role::Arbiter { .. }) => None,
+                    // Refused whatever the side, without reading the game: the side to
+                    // move is live, and a viewer sees the game behind its broadcast
+                    // delay. An unknown game is still NOT_FOUND.
+                    (None, role) => {
+                        let handle = self.game(&r.game_id).await?;
+                        return Err(Status::permission_denied(format!(
+                            "{} may not act for a player in game {}",
+                            role.describe(),
+                            handle.meta().id
+                        )));
+                    }
+                };
+                let actor = match &caller.role {
+                    Role::Player { side, .. } => Actor::Player(*side),
+                    _ => caller.arbiter(),
+                };
+                let cmd = match side {
+                    Some(side) => Pending::Ready(play.by(side)),
+                    None => Pending::ForSideToMove(Box::new(move |side| play.by(side))),
+                };
+                self.run(&caller.role, &r.game_id, side, actor, cmd, r.expected_seq)
+                    .await
             }
         }
-    }
-
-    /// A player command whose only argument is the side.
-    pub(super) async fn side_command(
-        &self,
-        caller: Caller,
-        game_id: &str,
-        side_field: i32,
-        expected_seq: u64,
-        make: impl FnOnce(Color) -> Command + Send + 'static,
-    ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
-        let side = self.side_for(&caller.role, side_field, game_id).await?;
-        self.play(caller, game_id, side, make, expected_seq).await
-    }
-
-    /// A player's command for `side` (`None`: an arbiter's, for the side to move).
-    pub(super) async fn play(
-        &self,
-        caller: Caller,
-        game_id: &str,
-        side: Option<Color>,
-        make: impl FnOnce(Color) -> Command + Send + 'static,
-        expected_seq: u64,
-    ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
-        let actor = match &caller.role {
-            Role::Player { side, .. } => Actor::Player(*side),
-            _ => caller.arbiter(),
-        };
-        let req_role = caller.role;
-        // Only an arbiter names no side; it may act for either.
-        let (cmd, side) = match side {
-            Some(side) => (Pending::Ready(make(side)), Some(side)),
-            None => (Pending::ForSideToMove(Box::new(make)), None),
-        };
-        self.run(&req_role, game_id, side, actor, cmd, expected_seq)
-            .await
-    }
-
-    pub(super) async fn arbitrate(
-        &self,
-        caller: Caller,
-        game_id: &str,
-        action: ArbiterAction,
-        given: Given,
-    ) -> Result<(pb::Game, Vec<pb::GameEvent>), Status> {
-        let actor = caller.arbiter();
-        self.run(
-            &caller.role,
-            game_id,
-            None,
-            actor,
-            Pending::Ready(Command::Arbiter(action, given)),
-            0,
-        )
-        .await
     }
 }
 

@@ -558,40 +558,32 @@ async fn client(args: &ClientArgs, server: String) -> Result<(), String> {
     let print = |g: Option<pb::Game>, events: Vec<pb::GameEvent>| {
         print_reply(json, g.as_ref(), &events);
     };
-    match &args.action {
-        GameAction::Create(c) => {
-            let g = games
-                .create_game(request(t, c.request()?))
+    // One request: sent with the token, its refusal as text, the answer back.
+    macro_rules! call {
+        ($method:ident ($request:expr)) => {
+            games
+                .$method(request(t, $request))
                 .await
                 .map_err(st)?
-                .into_inner();
+                .into_inner()
+        };
+    }
+    match &args.action {
+        GameAction::Create(c) => {
+            let g = call!(create_game(c.request()?));
             print_game(json, &g);
         }
         GameAction::Start { id, expected_seq } => {
-            let r = games
-                .start_game(request(
-                    t,
-                    pb::StartGameRequest {
-                        game_id: id.clone(),
-                        expected_seq: *expected_seq,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let r = call!(start_game(pb::StartGameRequest {
+                game_id: id.clone(),
+                expected_seq: *expected_seq,
+            }));
             print(r.game, r.events);
         }
         GameAction::Show { id } => {
-            let g = games
-                .get_game(request(
-                    t,
-                    pb::GetGameRequest {
-                        game_id: id.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let g = call!(get_game(pb::GetGameRequest {
+                game_id: id.clone(),
+            }));
             print_game(json, &g);
         }
         GameAction::List {
@@ -599,19 +591,12 @@ async fn client(args: &ClientArgs, server: String) -> Result<(), String> {
             round,
             unfinished,
         } => {
-            let r = games
-                .list_games(request(
-                    t,
-                    pb::ListGamesRequest {
-                        event: event.clone(),
-                        round: round.clone(),
-                        unfinished_only: *unfinished,
-                        include_moves: false,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let r = call!(list_games(pb::ListGamesRequest {
+                event: event.clone(),
+                round: round.clone(),
+                unfinished_only: *unfinished,
+                include_moves: false,
+            }));
             if json {
                 for g in &r.games {
                     print_game(true, g);
@@ -631,35 +616,21 @@ async fn client(args: &ClientArgs, server: String) -> Result<(), String> {
             offer_draw,
             expected_seq,
         } => {
-            let r = games
-                .submit_move(request(
-                    t,
-                    pb::SubmitMoveRequest {
-                        game_id: id.clone(),
-                        r#move: mv.clone(),
-                        expected_seq: *expected_seq,
-                        side: side(*s),
-                        offer_draw: *offer_draw,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let r = call!(submit_move(pb::SubmitMoveRequest {
+                game_id: id.clone(),
+                r#move: mv.clone(),
+                expected_seq: *expected_seq,
+                side: side(*s),
+                offer_draw: *offer_draw,
+            }));
             print(r.game, r.events);
         }
         GameAction::Offer { id, side: s } => {
-            let r = games
-                .offer_draw(request(
-                    t,
-                    pb::OfferDrawRequest {
-                        game_id: id.clone(),
-                        side: side(*s),
-                        expected_seq: 0,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let r = call!(offer_draw(pb::OfferDrawRequest {
+                game_id: id.clone(),
+                side: side(*s),
+                expected_seq: 0,
+            }));
             print(r.game, r.events);
         }
         GameAction::Respond {
@@ -673,19 +644,12 @@ async fn client(args: &ClientArgs, server: String) -> Result<(), String> {
                 "postpone" => pb::DrawResponse::Postpone,
                 other => return Err(format!("answer '{other}': accept, decline or postpone")),
             };
-            let r = games
-                .respond_to_draw_offer(request(
-                    t,
-                    pb::RespondToDrawOfferRequest {
-                        game_id: id.clone(),
-                        side: side(*s),
-                        response: response as i32,
-                        expected_seq: 0,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let r = call!(respond_to_draw_offer(pb::RespondToDrawOfferRequest {
+                game_id: id.clone(),
+                side: side(*s),
+                response: response as i32,
+                expected_seq: 0,
+            }));
             print(r.game, r.events);
         }
         GameAction::Claim {
@@ -699,35 +663,21 @@ async fn client(args: &ClientArgs, server: String) -> Result<(), String> {
             } else {
                 pb::DrawClaimKind::Repetition
             };
-            let r = games
-                .claim_draw(request(
-                    t,
-                    pb::ClaimDrawRequest {
-                        game_id: id.clone(),
-                        side: side(*s),
-                        written_move: written.clone().unwrap_or_default(),
-                        kind: kind as i32,
-                        expected_seq: 0,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let r = call!(claim_draw(pb::ClaimDrawRequest {
+                game_id: id.clone(),
+                side: side(*s),
+                written_move: written.clone().unwrap_or_default(),
+                kind: kind as i32,
+                expected_seq: 0,
+            }));
             print(r.game, r.events);
         }
         GameAction::Resign { id, side: s } => {
-            let r = games
-                .resign(request(
-                    t,
-                    pb::ResignRequest {
-                        game_id: id.clone(),
-                        side: side(*s),
-                        expected_seq: 0,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let r = call!(resign(pb::ResignRequest {
+                game_id: id.clone(),
+                side: side(*s),
+                expected_seq: 0,
+            }));
             print(r.game, r.events);
         }
         GameAction::Watch { id, from } => {

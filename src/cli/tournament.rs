@@ -703,6 +703,11 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// `text()` when `show`, else nothing: an optional part of a line.
+fn shown(show: bool, text: impl FnOnce() -> String) -> String {
+    if show { text() } else { String::new() }
+}
+
 fn system_name(v: i32) -> &'static str {
     match pb::TournamentSystem::try_from(v) {
         Ok(pb::TournamentSystem::RoundRobin) => "round-robin",
@@ -718,26 +723,14 @@ fn print_players(json: bool, players: &[pb::Player]) {
         if json {
             println!("{}", player_json(p));
         } else {
-            let number = if p.pairing_number > 0 {
+            let number = shown(p.pairing_number > 0, || {
                 format!(", number {}", p.pairing_number)
-            } else {
-                String::new()
-            };
-            let withdrawn = if p.withdrawn_from_round > 0 {
+            });
+            let withdrawn = shown(p.withdrawn_from_round > 0, || {
                 format!(", withdrawn from round {}", p.withdrawn_from_round)
-            } else {
-                String::new()
-            };
-            let title = if p.title.is_empty() {
-                String::new()
-            } else {
-                format!(" {}", p.title)
-            };
-            let rating = if p.rating > 0 {
-                format!(" {}", p.rating)
-            } else {
-                String::new()
-            };
+            });
+            let title = shown(!p.title.is_empty(), || format!(" {}", p.title));
+            let rating = shown(p.rating > 0, || format!(" {}", p.rating));
             println!(
                 "player {}: {}{title}{rating}{number}{withdrawn}",
                 p.player_id, p.name
@@ -783,11 +776,7 @@ fn pairing_json(p: &pb::Pairing) -> Value {
 /// 2-I (c3-d4 d6-c5 b2-c3), games KEY-r1-b1-g1 1-0, KEY-r1-b1-g2 *`
 fn pairing_text(p: &pb::Pairing) -> String {
     let opening = p.opening.as_ref().map_or_else(String::new, |o| {
-        let moves = if o.moves.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", o.moves.join(" "))
-        };
+        let moves = shown(!o.moves.is_empty(), || format!(" ({})", o.moves.join(" ")));
         format!(", opening {} #{} {}{moves}", o.table, o.number, o.code)
     });
     let games: Vec<String> = p
@@ -906,42 +895,26 @@ fn print_tournament(json: bool, t: Option<&pb::Tournament>, whole: bool) {
         );
         return;
     }
-    let ballot = if t.ballot_table.is_empty() {
-        String::new()
-    } else {
+    let ballot = shown(!t.ballot_table.is_empty(), || {
         format!(", ballot {}", t.ballot_table)
-    };
-    let games = if t.games_per_pairing > 1 {
+    });
+    let games = shown(t.games_per_pairing > 1, || {
         format!(", {}-game matches", t.games_per_pairing)
-    } else {
-        String::new()
-    };
-    let tc = if t.time_control.is_empty() {
-        String::new()
-    } else {
+    });
+    let tc = shown(!t.time_control.is_empty(), || {
         format!(", {}", t.time_control)
-    };
+    });
     // A round-robin's rounds follow from its players: none entered, none to say.
-    let rounds = if t.rounds > 0 {
-        format!(", {} rounds", t.rounds)
-    } else {
-        String::new()
-    };
+    let rounds = shown(t.rounds > 0, || format!(", {} rounds", t.rounds));
     let default_time = if t.default_time_ms > 0 {
         format!(", default time {} min", t.default_time_ms / 60_000)
     } else {
         ", no default time".to_string()
     };
-    let site = if t.site.is_empty() {
-        String::new()
-    } else {
-        format!(", at {}", t.site)
-    };
-    let zone = if t.time_zone.is_empty() {
-        String::new()
-    } else {
+    let site = shown(!t.site.is_empty(), || format!(", at {}", t.site));
+    let zone = shown(!t.time_zone.is_empty(), || {
         format!(", dates in {}", t.time_zone)
-    };
+    });
     println!(
         "tournament {} ({}): {}{rounds}{ballot}{games}{tc}{default_time}{site}{zone}{}",
         t.name,
