@@ -48,6 +48,22 @@ fn config() -> String {
     )
 }
 
+/// The release-built server on a free port with [`config`], its data and log in `dir`:
+/// the server, its port and a channel to it, ready.
+async fn serve(dir: &Path) -> (Server, u16, Channel) {
+    let config_path = dir.join("arbiter.toml");
+    std::fs::write(&config_path, config()).expect("config");
+    let port = free_port();
+    let mut server = Server::spawn(
+        &dir.join("data"),
+        port,
+        Some(&config_path),
+        &dir.join("server.log"),
+    );
+    let channel = server.ready(Some(TOKEN)).await;
+    (server, port, channel)
+}
+
 /// A proxy on a free port in front of `server`: every byte the browser sends is kept.
 async fn recording_proxy(server: u16) -> (u16, Arc<Mutex<Vec<u8>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -292,16 +308,7 @@ async fn the_arbiter_runs_a_round_from_the_console_in_chromium() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let config_path = dir.path().join("arbiter.toml");
-    std::fs::write(&config_path, config()).expect("config");
-    let server_port = free_port();
-    let mut server = Server::spawn(
-        &dir.path().join("data"),
-        server_port,
-        Some(&config_path),
-        &dir.path().join("server.log"),
-    );
-    let channel = server.ready(Some(TOKEN)).await;
+    let (mut server, server_port, channel) = serve(dir.path()).await;
     let mut games = GameServiceClient::new(channel.clone());
     create(&mut games, "c1", 1, true).await;
     create(&mut games, "c2", 2, false).await;
@@ -744,16 +751,7 @@ async fn the_arbiter_pairs_starts_and_forfeits_a_round_from_the_console_in_chrom
     }
     const CUP: &str = "Console Cup";
     let dir = tempfile::tempdir().expect("temp dir");
-    let config_path = dir.path().join("arbiter.toml");
-    std::fs::write(&config_path, config()).expect("config");
-    let port = free_port();
-    let mut server = Server::spawn(
-        &dir.path().join("data"),
-        port,
-        Some(&config_path),
-        &dir.path().join("server.log"),
-    );
-    let channel = server.ready(Some(TOKEN)).await;
+    let (mut server, port, channel) = serve(dir.path()).await;
     let mut t = TournamentServiceClient::new(channel.clone());
     t.create_tournament(authed(
         pb::CreateTournamentRequest {
@@ -937,7 +935,7 @@ async fn the_arbiter_pairs_starts_and_forfeits_a_round_from_the_console_in_chrom
                 v["cards"].as_array().is_some_and(|c| {
                     c.iter()
                         .any(|c| c["id"] == json!(board1) && c["status"] == json!("finished"))
-                })
+                }) && v["message"] != json!("")
             },
         )
         .await;
