@@ -8,7 +8,7 @@ use tonic::{Request, Status};
 
 use super::auth::{Action, Caller, Place, Role, Tokens};
 use super::convert;
-use super::error::{auth_status, bad, status};
+use super::error::{auth_status, status};
 use super::pb;
 use super::request::{ParseGameRequest, Wants};
 use super::token_table::TokenTable;
@@ -312,7 +312,10 @@ impl Api {
                     (Some(side), _) => Some(side),
                     (None, Role::Player { side, .. }) => Some(*side),
                     (None, Role::Arbiter { .. }) if play.side_required_of_an_arbiter() => {
-                        return Err(bad(convert::side(0, "side").unwrap_err()));
+                        return Err(Status::invalid_argument(
+                            "side: SIDE_WHITE or SIDE_BLACK required (an arbiter names the \
+                             side that resigns)",
+                        ));
                     }
                     // An arbiter who names no side acts for the side to move, which the
                     // game's task takes when it decides the command (no read before it).
