@@ -18,7 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::harness::{Running, connect, on_client_thread, setup};
+use super::harness::{Running, connect, on_client_thread, server_cpu_ns, setup};
 use super::open_loop::{self, OpenSample};
 use super::stats::percentile_ms_f64;
 use draughts_arbiter::api::pb;
@@ -69,6 +69,9 @@ pub(super) struct Delivered {
     /// Events received by the watchers, and owed to them.
     pub delivered: usize,
     pub owed: usize,
+    /// The server's CPU per move answered while the watchers watched, µs (its threads'
+    /// time, [`server_cpu_ns`]: the moves, the fan-out and the streams).
+    pub cpu_us: f64,
 }
 
 /// What a fan-out run's watchers follow.
@@ -268,6 +271,7 @@ async fn phases(
         "fanout: {opened} streams open in {:.2} s",
         opening.elapsed().as_secs_f64()
     );
+    let cpu_from = server_cpu_ns()?;
     let _ = go_tx.send(());
     let Some((with, _, stamps)) = phases.recv().await else {
         let _ = stop.send(true);
@@ -275,6 +279,7 @@ async fn phases(
     };
     // Let the last deliveries arrive.
     tokio::time::sleep(Duration::from_millis(500)).await;
+    let cpu_ns = server_cpu_ns()?.saturating_sub(cpu_from);
     let _ = stop.send(true);
     let seen = watchers.await?;
     println!("fanout: with watchers:    {}", with.summary());
@@ -289,7 +294,15 @@ async fn phases(
     movers.await?;
     println!("fanout: without again:    {}", after.summary());
 
-    Ok(report(plan, &before, &with, &after, &seen, &stamps))
+    let mut delivered = report(plan, &before, &with, &after, &seen, &stamps);
+    delivered.cpu_us = cpu_ns as f64 / 1_000.0 / with.latencies.len().max(1) as f64;
+    println!(
+        "fanout: server CPU with watchers: {:.0} us per move ({} moves, {:.2} s of CPU)",
+        delivered.cpu_us,
+        with.latencies.len(),
+        cpu_ns as f64 / 1e9
+    );
+    Ok(delivered)
 }
 
 /// A run that ended before its report: the error that ended it.
@@ -317,6 +330,7 @@ fn report(
         ack_change: 0.0,
         delivered,
         owed,
+        cpu_us: 0.0,
     };
     println!(
         "fanout: {delivered} deliveries of {owed} owed ({} resyncs, {} stream errors) in {:.2} s = {:.0} deliveries/s; \

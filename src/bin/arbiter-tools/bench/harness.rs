@@ -427,3 +427,23 @@ pub(super) async fn closed_loop_run(
     stopped?;
     Ok(sample)
 }
+
+/// Nanoseconds on the CPU of the server's threads: every thread of the process but the
+/// bench's own clients (named `bench-…`, [`on_client_thread`]), from
+/// `/proc/self/task/*/schedstat`. A client thread that ends meanwhile is no part of it.
+pub(super) fn server_cpu_ns() -> Result<u64, String> {
+    let read = |path: std::path::PathBuf| std::fs::read_to_string(path).ok();
+    let mut all = 0;
+    for entry in std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?
+    {
+        let entry = entry.map_err(|e| format!("/proc/self/task: {e}"))?;
+        if read(entry.path().join("comm")).is_some_and(|name| name.starts_with("bench-")) {
+            continue;
+        }
+        // A thread that ended meanwhile is skipped.
+        all += read(entry.path().join("schedstat"))
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    Ok(all)
+}

@@ -426,7 +426,8 @@ fn print_anchor(
         "{part} anchor: {watchers} {rpc} streams, a move = {size} bytes of events: publish->receive \
          p50 {:.2} / p99 {:.2} ms and ack p99 {:+.0}% on the service; p50 {:.2} / p99 {:.2} ms and \
          ack p99 {:+.0}% on a bare tonic server publishing the same bytes ({} of {} and {} of {} \
-         events delivered); service p99 / bare p99 = {:.2}",
+         events delivered); service p99 / bare p99 = {:.2} (target <= 1.1); server CPU per move \
+         {:.0} us on the service, {:.0} us bare = {:+.0}% (target <= +10%)",
         service.p50,
         service.p99,
         service.ack_change,
@@ -438,6 +439,9 @@ fn print_anchor(
         anchor.delivered,
         anchor.owed,
         service.p99 / anchor.p99.max(1e-9),
+        service.cpu_us,
+        anchor.cpu_us,
+        (service.cpu_us / anchor.cpu_us.max(1e-9) - 1.0) * 100.0,
     );
 }
 
