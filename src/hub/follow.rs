@@ -22,10 +22,8 @@
 
 use std::sync::Arc;
 
-use tokio::time::Instant;
-
 use super::error::{HubError, decode};
-use super::queue::Published;
+use super::fanout::Published;
 use super::task::{GameTask, Tenure};
 use crate::game::{Decided, GameEvent, OutageMeasure, Session};
 use crate::store::{LeaseGap, Standing, StoreError, Stream};
@@ -162,14 +160,7 @@ impl GameTask {
             .zip(notes)
             .map(|(event, note)| Arc::new(Published::new(event, note, variant)))
             .collect();
-        if let Some(p) = self.public.as_mut() {
-            p.pending
-                .extend(published.iter().map(|p: &Arc<Published>| p.event.clone()));
-            self.metrics.delayed(
-                Instant::now() + std::time::Duration::from_millis(p.delay_ms),
-                published.len(),
-            );
-        }
+        self.hold_back(&published);
         let finished = self.session.result().is_some();
         self.publish(&published, finished);
         Ok(())

@@ -1,12 +1,14 @@
 //! A live game as callers hold it: [`GameHandle`] sends commands and reads to the game's
 //! task and opens watches.
 //!
-//! Watchers: each has a bounded queue the game's task fills as it commits. A watcher that
-//! falls behind is never slowed down to, and never slows the game: its queue is emptied
-//! and it gets a [`WatchItem::Resync`] with a fresh snapshot of the game, then the events
-//! after it, densely. A stream ends after its game's final event and at shutdown. The
-//! shape follows neon's storage broker (subscribers unregister when dropped, laggards get
-//! a snapshot) and lila-ws (a gap is answered with the whole state).
+//! Watchers: each is a receiver of its audience's channel of the game (`fanout.rs`),
+//! subscribed by the game's task with the events it missed before. A watcher that falls
+//! behind is never slowed down to, and never slows the game: the channel moves on without
+//! it and it gets a [`WatchItem::Resync`] with a fresh snapshot of the game, then the
+//! events after it, densely. A stream ends after its game's final event and at shutdown.
+//! The shape follows mini-redis (`broadcast` per channel, a receiver per subscriber),
+//! neon's storage broker (laggards get a snapshot) and lila-ws (a gap is answered with the
+//! whole state).
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -14,13 +16,13 @@ use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::error::{HubError, decode};
-use super::queue::{Published, Step, WatchEnd, WatchQueue, WatchStart};
+use super::fanout::{Published, Told, WatchEnd, WatchStart};
 use super::slots::{Slot, Slots};
 use super::task::{self, Msg, Pending};
-use super::timeline::Timeline;
 use crate::game::GameMeta;
 use crate::game::{Actor, Command, Session};
 use crate::store::{EventStore, Stream};
@@ -34,8 +36,6 @@ pub(super) trait Loader: Send + Sync {
     ) -> Pin<Box<dyn Future<Output = Result<GameHandle, HubError>> + Send>>;
     /// Whether shutdown has begun.
     fn stopping(&self) -> bool;
-    /// Resolves once shutdown has begun.
-    fn stopped(&self) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 }
 
 /// A live game: its names and the way to its task. Cheap to clone.
@@ -44,12 +44,10 @@ pub struct GameHandle {
     pub(super) meta: Arc<GameMeta>,
     pub(super) tx: mpsc::Sender<Msg>,
     pub(super) store: Arc<dyn EventStore>,
-    pub(super) watcher_queue: usize,
     /// The game's watcher count and the hub's, with their limits.
     pub(super) slots: Slots,
     /// To load the game again if its task left memory after this handle was taken.
     pub(super) hub: Weak<dyn Loader>,
-    pub(super) timeline: Timeline,
 }
 
 /// Who is looking: the live game, or the public view behind the broadcast delay.
@@ -210,7 +208,8 @@ impl GameHandle {
     }
 
     /// Watches the game as `audience` sees it: for the public of a game with a
-    /// broadcast delay, each event `delay` after it was recorded.
+    /// broadcast delay, each event `delay` after it was recorded (its task sends it to
+    /// the viewers then).
     ///
     /// # Errors
     /// [`HubError::ShuttingDown`]; [`HubError::TooManyWatchers`]: the game or the hub has
@@ -265,6 +264,9 @@ impl GameHandle {
             .await
     }
 
+    /// Subscribes through the game's task. A caller that goes away while it registers
+    /// (a stream cancelled as its round stream catches up game by game) leaves nothing:
+    /// the receiver the task made is dropped with the answer (issue 37).
     async fn register(
         &self,
         audience: Audience,
@@ -272,33 +274,36 @@ impl GameHandle {
         through_end: bool,
         slot: Option<Slot>,
     ) -> Result<Watch, HubError> {
-        let queue = Arc::new(WatchQueue::new(self.watcher_queue, through_end));
-        // Until the watch holds the queue, a caller that goes away (a stream cancelled
-        // while it registers) leaves it here.
-        let registering = Registering(Some(queue.clone()));
         let (reply, answer) = oneshot::channel();
         self.send(Msg::Watch {
-            queue: queue.clone(),
             from_seq,
             public: audience == Audience::Public,
+            through_end,
             reply,
         })
         .await?;
         let start = answer.await.map_err(|_| HubError::ShuttingDown)?;
-        registering.done();
         Ok(Watch::new(
             self.clone(),
             self.store.clone(),
-            queue,
             from_seq,
             start,
+            through_end,
             slot,
         ))
     }
 
+    /// Tests: how many watchers the game's channels have.
+    #[cfg(test)]
+    pub(super) async fn watchers(&self) -> usize {
+        let (reply, answer) = oneshot::channel();
+        self.send(Msg::Watchers(reply)).await.expect("sent");
+        answer.await.expect("answered")
+    }
+
     /// A watcher's place in the game's and the hub's counts, for a stream that follows
     /// the game through a feed it shares with others (a WatchEvent stream on a round
-    /// feed) instead of a queue of its own; given back when dropped.
+    /// feed) instead of a receiver of its own; given back when dropped.
     ///
     /// # Errors
     /// [`HubError::TooManyWatchers`], as [`GameHandle::watch_as`].
@@ -307,38 +312,9 @@ impl GameHandle {
             .take(&self.meta.id, audience == Audience::Live)
             .map(|slot| WatchPermit { _slot: slot })
     }
-
-    pub(super) fn timeline(&self) -> &Timeline {
-        &self.timeline
-    }
 }
 
-/// A watch queue on its way to the game's task, left there if the registration is
-/// dropped before the [`Watch`] holds it (which leaves it when dropped). Before, a stream
-/// cancelled while it registered (a client that hangs up as its round stream catches up
-/// game by game) left a queue that nothing would ever mark gone: the game's task kept it,
-/// and pushed every event to it, for as long as the game ran. Three bursts of 10,000
-/// `WatchEvent` streams that each read one message left 785, 1,672 and 4,362 of them,
-/// each a small block keeping a page of what the burst had freed from going back to the
-/// system (issue 37).
-struct Registering(Option<Arc<WatchQueue>>);
-
-impl Registering {
-    /// The watch holds the queue now.
-    fn done(mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for Registering {
-    fn drop(&mut self) {
-        if let Some(queue) = self.0.take() {
-            queue.leave();
-        }
-    }
-}
-
-/// A place among a game's watchers without a queue (see [`GameHandle::watch_permit`]).
+/// A place among a game's watchers without a receiver of its own (see [`GameHandle::watch_permit`]).
 #[derive(Debug)]
 pub struct WatchPermit {
     _slot: Slot,
@@ -372,20 +348,21 @@ pub enum WatchItem {
 }
 
 /// A watcher of one game: every event after `from_seq` in order, then the live ones.
-/// Dropping it unregisters it.
+/// Dropping it unregisters it (its receiver leaves the channel).
 pub struct Watch {
     game: GameHandle,
     store: Arc<dyn EventStore>,
-    queue: Arc<WatchQueue>,
+    /// The channel (none once the game is over for this watch: the backlog is the rest).
+    rx: Option<broadcast::Receiver<Told>>,
     last: u64,
     backlog: VecDeque<Arc<Published>>,
     history_until: u64,
     ended: bool,
-    delay_ms: u64,
-    /// When the latest event this watch knows of was recorded (monotonic ms): the
-    /// game's last at registration, then each event delivered. A public watch hears the
-    /// end of the game `delay` after it.
-    latest_ms: u64,
+    /// Goes on past the game's end (a bound board hears the rulings and corrections
+    /// recorded after it), ending only when dropped or at shutdown.
+    through_end: bool,
+    /// Sees the game behind its broadcast delay.
+    delayed: bool,
     /// Its place in the watcher counts, given back when the watch is dropped (none: it
     /// has one through a [`WatchPermit`]).
     _slot: Option<Slot>,
@@ -400,32 +377,13 @@ impl std::fmt::Debug for Watch {
     }
 }
 
-impl Drop for Watch {
-    fn drop(&mut self) {
-        self.queue.leave();
-    }
-}
-
 impl Watch {
-    /// Its queue, held weakly: whether the game's task still holds it once the watch is
-    /// dropped.
-    #[cfg(test)]
-    pub(super) fn queue_held(&self) -> std::sync::Weak<WatchQueue> {
-        Arc::downgrade(&self.queue)
-    }
-
-    /// How many watchers the game's task lists (as of its last change of the list).
-    #[cfg(test)]
-    pub(super) fn listed(&self) -> usize {
-        self.queue.listed().unwrap_or(0)
-    }
-
     pub(super) fn new(
         game: GameHandle,
         store: Arc<dyn EventStore>,
-        queue: Arc<WatchQueue>,
         from_seq: u64,
         start: WatchStart,
+        through_end: bool,
         slot: Option<Slot>,
     ) -> Watch {
         let (backlog, history_until) = match start.backlog {
@@ -436,13 +394,13 @@ impl Watch {
         Watch {
             game,
             store,
-            queue,
+            rx: start.rx,
             last: from_seq,
             backlog,
             history_until,
             ended: false,
-            delay_ms: start.delay_ms,
-            latest_ms: start.last_ms,
+            through_end,
+            delayed: start.delayed,
             _slot: slot,
         }
     }
@@ -475,54 +433,8 @@ impl Watch {
         let item = self.next_inner().await;
         if matches!(item, Ok(WatchItem::End(_)) | Err(_)) {
             self.ended = true;
-        }
-        let recorded_ms = match &item {
-            Ok(WatchItem::Event(e)) => {
-                self.latest_ms = self.latest_ms.max(e.event.at.mono_ms);
-                // The first event (GameCreated) is not held back: the game is announced
-                // at once, as every snapshot shows it.
-                (e.event.seq > 1).then_some(e.event.at.mono_ms)
-            }
-            // The end of a game that had ended before this watch began (a `from_seq` at
-            // or past the final seq) comes when the public sees the final event: ending
-            // at once would tell a viewer that the game is over, and its last seq.
-            Ok(WatchItem::End(WatchEnd::Finished)) => Some(self.latest_ms),
-            _ => None,
-        };
-        if let Some(recorded_ms) = recorded_ms
-            && self.delay_ms > 0
-        {
-            // The public sees each event `delay` after it was recorded; a shutdown while
-            // it waits ends the watch at once (the event stays unseen). The task tells
-            // its watchers' queues of a shutdown, but a watch whose game had ended before
-            // it began has no queue at the task (it reads the held-back events from the
-            // log, or waits to end): it hears of it from the hub.
-            let at = self
-                .game
-                .timeline()
-                .instant(recorded_ms.saturating_add(self.delay_ms));
-            let hub = self.game.hub.upgrade();
-            let mut stopped = std::pin::pin!(async move {
-                // The hub gone: so is the service.
-                if let Some(hub) = hub {
-                    hub.stopped().await;
-                }
-            });
-            loop {
-                let woken = self.queue.notified();
-                if self.queue.shutting_down() {
-                    self.ended = true;
-                    return Some(Ok(WatchItem::End(WatchEnd::ShuttingDown)));
-                }
-                tokio::select! {
-                    () = tokio::time::sleep_until(at) => break,
-                    () = woken => {}
-                    () = &mut stopped => {
-                        self.ended = true;
-                        return Some(Ok(WatchItem::End(WatchEnd::ShuttingDown)));
-                    }
-                }
-            }
+            // Off the channel at once: a finished game with no watcher leaves memory.
+            self.rx = None;
         }
         Some(item)
     }
@@ -544,21 +456,55 @@ impl Watch {
                 self.backlog = history;
                 continue;
             }
-            let notified = self.queue.notified();
-            let step = self.queue.take();
-            match step {
-                Step::Resync if self.delay_ms > 0 => {
+            let Some(rx) = self.rx.as_mut() else {
+                // The game was over for this watch when it began.
+                return Ok(WatchItem::End(WatchEnd::Finished));
+            };
+            let told = rx.recv().await;
+            if let Err(RecvError::Lagged(_)) = told {
+                // Off the messages the channel still holds for it, on to the next: what
+                // it missed comes from the game (read after this, so nothing falls in
+                // between), and a watcher left at the oldest message held would lag
+                // again at the next.
+                *rx = rx.resubscribe();
+            }
+            match told {
+                Ok(Told::Event(e)) => {
+                    let seq = e.event.seq;
+                    if seq <= self.last {
+                        continue;
+                    }
+                    if seq > self.last + 1 {
+                        // Never expected (the channel starts where the history ends),
+                        // but a gap is filled from the log rather than passed on.
+                        self.history_until = seq - 1;
+                        self.backlog.push_back(e);
+                        continue;
+                    }
+                    self.last = seq;
+                    return Ok(WatchItem::Event(e));
+                }
+                Ok(Told::End(WatchEnd::Finished)) if self.through_end => {}
+                Ok(Told::End(end)) => return Ok(WatchItem::End(end)),
+                // The task is gone without a word: it stopped.
+                Err(RecvError::Closed) => return Ok(WatchItem::End(WatchEnd::ShuttingDown)),
+                Err(RecvError::Lagged(_)) if self.delayed => {
                     // Behind the public delay a snapshot would be the live game: fill
-                    // the gap from the log instead, each event still delayed.
-                    match self.game.read(|s, _| s.last_seq()).await {
-                        Ok(live) => self.history_until = live,
+                    // the gap from the log, up to what the viewers have seen (the
+                    // channel brings the rest).
+                    match self
+                        .game
+                        .read_as(Audience::Public, |s, _| s.last_seq())
+                        .await
+                    {
+                        Ok(seen) => self.history_until = seen,
                         Err(HubError::ShuttingDown) => {
                             return Ok(WatchItem::End(WatchEnd::ShuttingDown));
                         }
                         Err(e) => return Err(e),
                     }
                 }
-                Step::Resync => {
+                Err(RecvError::Lagged(_)) => {
                     let snapshot = self
                         .game
                         .read(|session, now_ms| Snapshot {
@@ -575,23 +521,6 @@ impl Watch {
                         Err(e) => Err(e),
                     };
                 }
-                Step::Item(e) => {
-                    let seq = e.event.seq;
-                    if seq <= self.last {
-                        continue;
-                    }
-                    if seq > self.last + 1 {
-                        // Never expected (the queue starts where the history ends), but
-                        // a gap is filled from the log rather than passed on.
-                        self.history_until = seq - 1;
-                        self.backlog.push_back(e);
-                        continue;
-                    }
-                    self.last = seq;
-                    return Ok(WatchItem::Event(e));
-                }
-                Step::End(end) => return Ok(WatchItem::End(end)),
-                Step::Wait => notified.await,
             }
         }
     }

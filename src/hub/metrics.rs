@@ -357,7 +357,7 @@ impl Metrics {
         let resyncs = Counter::default();
         registry.register(
             "watch_resyncs",
-            "Resync messages sent to watchers that fell behind (their queue was full)",
+            "Resync messages sent to watchers that fell behind (further than their channel holds)",
             resyncs.clone(),
         );
         let round_feeds = Gauge::default();

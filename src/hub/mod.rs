@@ -6,18 +6,19 @@
 //! that order and without the caller — so a cancelled request can never leave half a
 //! commit behind, and nothing unacknowledged is ever applied or published. The task also
 //! owns the game's clock deadline (a flag falls with nobody sending anything) and its
-//! watchers ([`Watch`]: bounded queues, `Resync` for laggards, an end at the game's end
-//! and at shutdown). See DESIGN.md §10.
+//! fan-out ([`Watch`]: a receiver of one broadcast channel per audience, the public one
+//! fed after the broadcast delay; `Resync` for laggards, an end at the game's end and at
+//! shutdown). See DESIGN.md §10.
 
 mod engine;
 mod error;
+mod fanout;
 mod follow;
 mod handle;
 mod meta;
 pub mod metrics;
 mod nodes;
 mod quarantine;
-mod queue;
 mod recovery;
 mod slots;
 mod task;
@@ -38,9 +39,9 @@ pub use engine::{EngineError, EngineProtocol, PairingEngine};
 pub use error::HubError;
 pub use error::WatcherLimit;
 pub(crate) use error::{append_decided, encode, summary_of};
+pub use fanout::{Published, WatchEnd};
 pub use handle::{Audience, GameHandle, Snapshot, Watch, WatchItem, WatchPermit};
 pub use quarantine::{Quarantine, unfinished_log, verify_log};
-pub use queue::{Published, WatchEnd};
 pub use timeline::{Clocks, Started, SystemClocks, Timeline};
 pub use tournaments::{Tournaments, TournamentsError};
 
@@ -57,7 +58,8 @@ use task::{GameTask, Msg, Public, Registry, Tenure};
 pub struct HubConfig {
     /// Commands waiting for one game's task; a caller beyond that waits to queue.
     pub command_queue: usize,
-    /// Events one watcher may have waiting before it is resynchronised instead.
+    /// Messages one watcher may fall behind its game's channel before it is
+    /// resynchronised instead (the capacity of each broadcast channel, `fanout.rs`).
     pub watcher_queue: usize,
     /// Games in memory at most; loading one more answers [`HubError::Full`].
     pub max_loaded: usize,
@@ -368,7 +370,7 @@ impl Hub {
         // The gauge counts what the public copy holds back (never the creation).
         let now = tokio::time::Instant::now();
         for e in &public.pending {
-            let wait = std::time::Duration::from_millis(e.at.mono_ms.saturating_sub(cutoff));
+            let wait = std::time::Duration::from_millis(e.event.at.mono_ms.saturating_sub(cutoff));
             self.metrics.delayed(now + wait, 1);
         }
         Some(public)
@@ -414,14 +416,12 @@ impl Hub {
             meta: meta.clone(),
             tx,
             store: self.store.clone(),
-            watcher_queue: self.config.watcher_queue,
             slots: slots::Slots::new(
                 &self.watchers,
                 self.config.max_watchers_per_game,
                 self.config.max_watchers,
             ),
             hub: loader,
-            timeline: line.clone(),
         };
         games.insert(meta.id.clone(), handle.clone());
         drop(games);
@@ -434,8 +434,7 @@ impl Hub {
             rx,
             stop: self.stop.subscribe(),
             alive,
-            watchers: Vec::new(),
-            departures: Arc::default(),
+            fanout: fanout::Fanout::new(self.config.watcher_queue),
             recent: Default::default(),
             retry_at: None,
             hub: registry,
@@ -854,10 +853,6 @@ impl Loader for Hub {
 
     fn stopping(&self) -> bool {
         Hub::stopping(self)
-    }
-
-    fn stopped(&self) -> Pin<Box<dyn Future<Output = ()> + Send>> {
-        Box::pin(Hub::stopped(self))
     }
 }
 

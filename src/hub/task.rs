@@ -1,5 +1,5 @@
 //! One task per live game: it owns the game's [`Session`], its next clock deadline and its
-//! watchers. Commands reach it over a bounded channel with a reply; the whole commit
+//! fan-out (`fanout.rs`). Commands reach it over a bounded channel with a reply; the whole commit
 //! (append durably → take the new state → answer → publish) runs inside the task, so a
 //! caller that goes away mid-way cannot change the outcome: a command happened completely
 //! or not at all. The timer is the same task (`select!` over commands, the deadline and
@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::error::{HubError, append_decided, decode};
+use super::fanout::{Fanout, Published, WatchStart, tell};
 use super::metrics::Metrics;
-use super::queue::{Departures, Published, WatchEnd, WatchQueue, WatchStart};
 use super::timeline::Timeline;
 use crate::game::GameMeta;
 use crate::game::{Actor, Command, Decided, EventKind, GameEvent, Session};
@@ -42,13 +42,17 @@ pub(super) enum Msg {
     },
     /// Look at the session: the live one, or (`public`) the one viewers see.
     Read { f: Read, public: bool },
-    /// Register a watcher's queue; a `public` one is told the game's delay.
+    /// Subscribe a watcher: to the viewers' channel if `public` (and the game has a
+    /// broadcast delay); `through_end`: it goes on past the game's end.
     Watch {
-        queue: Arc<WatchQueue>,
         from_seq: u64,
         public: bool,
+        through_end: bool,
         reply: oneshot::Sender<WatchStart>,
     },
+    /// Tests: how many watchers the game's channels have.
+    #[cfg(test)]
+    Watchers(oneshot::Sender<usize>),
     /// The store dropped this node's lease on the game: step down (checked after every
     /// wake; this only wakes the task).
     LeaseLost,
@@ -87,12 +91,14 @@ impl std::fmt::Debug for Pending {
 }
 
 /// The game as viewers see it, `delay_ms` behind the live one (DESIGN.md §10: the
-/// public delay is applied at the edge, as Lichess applies its relay delay).
+/// public delay is applied at the edge, as Lichess applies its relay delay). The task
+/// makes each event public once, when its delay has passed, and sends it to the viewers'
+/// channel then.
 pub(super) struct Public {
     pub(super) delay_ms: u64,
     session: Session,
     /// Recorded events not yet public, in order.
-    pub(super) pending: VecDeque<GameEvent>,
+    pub(super) pending: VecDeque<Arc<Published>>,
 }
 
 impl Public {
@@ -101,14 +107,23 @@ impl Public {
     pub fn new(events: &[GameEvent], delay_ms: u64, cutoff: u64) -> Option<Public> {
         let first = events.first()?;
         let mut session = Session::replay(std::slice::from_ref(first)).ok()?;
-        let mut pending = VecDeque::new();
-        for e in &events[1..] {
-            if pending.is_empty() && e.at.mono_ms <= cutoff {
-                session.apply(e).ok()?;
-            } else {
-                pending.push_back(e.clone());
-            }
+        let mut at = 1;
+        while let Some(e) = events.get(at)
+            && e.at.mono_ms <= cutoff
+        {
+            session.apply(e).ok()?;
+            at += 1;
         }
+        // The notes of the held-back events, as the owner noted them.
+        let mut ahead = session.clone();
+        let notes = ahead.apply_all_noted(&events[at..]).ok()?;
+        let variant = session.variant();
+        let pending = events[at..]
+            .iter()
+            .cloned()
+            .zip(notes)
+            .map(|(event, note)| Arc::new(Published::new(event, note, variant)))
+            .collect();
         Some(Public {
             delay_ms,
             session,
@@ -116,17 +131,30 @@ impl Public {
         })
     }
 
-    /// Makes public what happened up to `cutoff`; returns the session then.
-    fn at(&mut self, cutoff: u64) -> &Session {
-        while self.pending.front().is_some_and(|e| e.at.mono_ms <= cutoff) {
-            if let Some(e) = self.pending.pop_front()
-                && let Err(err) = self.session.apply(&e)
-            {
-                // Every event applied to the live session already: this cannot fail.
-                tracing::error!(error = %err, "public copy of a game");
+    /// Makes public what happened up to `cutoff`; returns what it made public.
+    fn release(&mut self, cutoff: u64) -> Vec<Arc<Published>> {
+        let mut released = Vec::new();
+        while self
+            .pending
+            .front()
+            .is_some_and(|e| e.event.at.mono_ms <= cutoff)
+        {
+            if let Some(e) = self.pending.pop_front() {
+                if let Err(err) = self.session.apply(&e.event) {
+                    // Every event applied to the live session already: this cannot fail.
+                    tracing::error!(error = %err, "public copy of a game");
+                }
+                released.push(e);
             }
         }
-        &self.session
+        released
+    }
+
+    /// When the next held-back event becomes public (monotonic ms).
+    fn next_ms(&self) -> Option<u64> {
+        self.pending
+            .front()
+            .map(|e| e.event.at.mono_ms.saturating_add(self.delay_ms))
     }
 }
 
@@ -170,10 +198,6 @@ pub(super) trait Registry: Send + Sync {
 /// How many recent events a task keeps for watchers that resume close behind.
 const RECENT: usize = 16;
 
-/// The room a task's list of watchers keeps however few are left
-/// ([`GameTask::drop_gone`]).
-const MIN_ROOM: usize = 16;
-
 /// How long the timer waits before trying again after the store refused what time did.
 const RETRY: Duration = Duration::from_millis(200);
 
@@ -187,9 +211,8 @@ pub(super) struct GameTask {
     pub stop: watch::Receiver<bool>,
     /// Held while the task runs: the hub's shutdown waits for every copy to be dropped.
     pub alive: mpsc::Sender<()>,
-    pub watchers: Vec<Arc<WatchQueue>>,
-    /// How many of them have left: wakes the task to drop them ([`Self::drop_gone`]).
-    pub departures: Arc<Departures>,
+    /// The watchers' channels.
+    pub fanout: Fanout,
     pub recent: VecDeque<Arc<Published>>,
     pub retry_at: Option<tokio::time::Instant>,
     /// The hub, to leave its map when evicted.
@@ -210,9 +233,9 @@ pub(super) struct GameTask {
 
 enum Wake {
     Stop,
-    Departed,
     Msg(Option<Msg>),
     Deadline,
+    Public,
     Idle,
 }
 
@@ -234,8 +257,13 @@ impl GameTask {
             let public_until = self
                 .timeline
                 .instant(self.session.last_ms() + self.public.as_ref().map_or(0, |p| p.delay_ms));
-            // Finished: only a bound board's watch (which goes on past the end) can be
-            // left, and it may leave at any time; the idle look below drops the gone.
+            // The next held-back event the viewers see.
+            let public_at = self
+                .public
+                .as_ref()
+                .and_then(Public::next_ms)
+                .map(|ms| self.timeline.instant(ms));
+            // Finished: a game that nobody watches leaves memory once idle.
             let idle_at = self
                 .session
                 .result()
@@ -243,18 +271,19 @@ impl GameTask {
                 .then(|| (self.active_at + self.evict_after).max(public_until));
             let stop = &mut self.stop;
             let rx = &mut self.rx;
-            let departures = &self.departures;
             let wake = tokio::select! {
                 biased;
                 _ = stop.wait_for(|s| *s) => Wake::Stop,
-                () = departures.wait() => Wake::Departed,
                 msg = rx.recv() => Wake::Msg(msg),
                 () = sleep_until(deadline), if deadline.is_some() => Wake::Deadline,
+                () = sleep_until(public_at), if public_at.is_some() => Wake::Public,
                 () = sleep_until(idle_at), if idle_at.is_some() => Wake::Idle,
             };
             match wake {
                 Wake::Stop | Wake::Msg(None) => break,
-                Wake::Departed => self.drop_gone(),
+                Wake::Public => {
+                    self.release_public();
+                }
                 Wake::Msg(Some(msg)) => {
                     if !msg.internal() {
                         self.active_at = tokio::time::Instant::now();
@@ -267,8 +296,7 @@ impl GameTask {
                     self.check_lease();
                 }
                 Wake::Idle => {
-                    self.drop_gone();
-                    if self.watchers.is_empty() && self.leave() {
+                    if self.fanout.watchers() == 0 && self.leave() {
                         // What was queued before the hub forgot this task is still
                         // done here; later callers load the game anew.
                         while let Ok(msg) = self.rx.try_recv() {
@@ -277,7 +305,9 @@ impl GameTask {
                                 // registered here would be left with a task that is gone
                                 // and never hear the events recorded after: it registers
                                 // with the game loaded anew.
-                                Msg::Watch { ref queue, .. } if queue.through_end => {
+                                Msg::Watch {
+                                    through_end: true, ..
+                                } => {
                                     if let Some(hub) = self.hub.upgrade() {
                                         hub.forward(self.meta.id.clone(), msg);
                                     }
@@ -292,10 +322,7 @@ impl GameTask {
                 }
             }
         }
-        for w in self.watchers.drain(..) {
-            w.close(WatchEnd::ShuttingDown);
-        }
-        self.departures.held(0);
+        self.fanout.shut();
         // Commands still queued are dropped with their replies: their callers learn that
         // the server is shutting down, and nothing of them was recorded.
         self.rx.close();
@@ -349,7 +376,7 @@ impl GameTask {
                 };
                 done(result.map(|events| (&self.session, now, events)));
                 if let Some(events) = held {
-                    if !self.watchers.is_empty() {
+                    if self.fanout.live.watchers() > 0 {
                         // The caller's answer runs before the watchers are woken.
                         tokio::task::yield_now().await;
                     }
@@ -358,26 +385,35 @@ impl GameTask {
             }
             Msg::Read { f, public } => {
                 let now = self.now().mono_ms;
-                match self.public.as_mut() {
-                    Some(p) if public => {
-                        let cutoff = now.saturating_sub(p.delay_ms);
-                        let session = p.at(cutoff);
-                        f(session, cutoff.max(session.last_ms()));
+                let cutoff = self.release_public();
+                match (&self.public, cutoff) {
+                    (Some(p), Some(cutoff)) if public => {
+                        f(&p.session, cutoff.max(p.session.last_ms()));
                     }
                     _ => f(&self.session, now),
                 }
             }
+            #[cfg(test)]
+            Msg::Watchers(reply) => {
+                let _ = reply.send(self.fanout.watchers());
+            }
             Msg::Watch {
-                queue,
                 from_seq,
                 public,
+                through_end,
                 reply,
             } => {
-                let delay_ms = match &self.public {
-                    Some(p) if public => p.delay_ms,
-                    _ => 0,
+                self.release_public();
+                let (session, channel) = match &self.public {
+                    Some(p) if public => (&p.session, &mut self.fanout.public),
+                    _ => (&self.session, &mut self.fanout.live),
                 };
-                let last_seq = self.session.last_seq();
+                let delayed = public && self.public.is_some();
+                let last_seq = session.last_seq();
+                let over = session.result().is_some() && !through_end;
+                let rx = (!over).then(|| channel.subscribe());
+                // The recent events are the live game's last: the viewers' copy, behind
+                // it, takes those it has seen.
                 let backlog = if from_seq >= last_seq {
                     Some(Vec::new())
                 } else if self
@@ -388,23 +424,18 @@ impl GameTask {
                     Some(
                         self.recent
                             .iter()
-                            .filter(|e| e.event.seq > from_seq)
+                            .filter(|e| e.event.seq > from_seq && e.event.seq <= last_seq)
                             .cloned()
                             .collect(),
                     )
                 } else {
                     None
                 };
-                if self.session.result().is_some() && !queue.through_end {
-                    queue.close(WatchEnd::Finished);
-                } else {
-                    self.add_watcher(queue);
-                }
                 let _ = reply.send(WatchStart {
                     last_seq,
                     backlog,
-                    delay_ms,
-                    last_ms: self.session.last_ms(),
+                    rx,
+                    delayed,
                 });
             }
             Msg::LeaseLost => {}
@@ -514,23 +545,41 @@ impl GameTask {
             }
         }
         self.session = decided.session;
-        if let Some(p) = self.public.as_mut() {
-            p.pending.extend(decided.events.iter().cloned());
-            self.metrics.delayed(
-                tokio::time::Instant::now() + Duration::from_millis(p.delay_ms),
-                decided.events.len(),
-            );
-        }
         if !was_finished && self.session.result().is_some() {
             self.metrics.game_finished();
         }
         let variant = self.session.variant();
-        Ok(decided
+        let published: Vec<Arc<Published>> = decided
             .events
             .into_iter()
             .zip(decided.notes)
             .map(|(event, note)| Arc::new(Published::new(event, note, variant)))
-            .collect())
+            .collect();
+        self.hold_back(&published);
+        Ok(published)
+    }
+
+    /// Holds recorded events back from the viewers of a game with a broadcast delay.
+    pub(super) fn hold_back(&mut self, events: &[Arc<Published>]) {
+        if let Some(p) = self.public.as_mut() {
+            p.pending.extend(events.iter().cloned());
+            self.metrics.delayed(
+                tokio::time::Instant::now() + Duration::from_millis(p.delay_ms),
+                events.len(),
+            );
+        }
+    }
+
+    /// Makes public what the broadcast delay no longer holds back, and tells the
+    /// viewers' channel; returns the viewers' instant (none: no delay).
+    fn release_public(&mut self) -> Option<u64> {
+        let now = self.now().mono_ms;
+        let p = self.public.as_mut()?;
+        let cutoff = now.saturating_sub(p.delay_ms);
+        let released = p.release(cutoff);
+        let finished = p.session.result().is_some();
+        tell(&mut self.fanout.public, &released, finished);
+        Some(cutoff)
     }
 
     /// Tells the watchers of events [`Self::commit_held`] recorded (the session is still
@@ -557,6 +606,8 @@ impl GameTask {
         }
     }
 
+    /// Tells the live channel (each stream ends after the event that finished the game,
+    /// but a bound board's, which hears what is recorded after it too).
     pub(super) fn publish(&mut self, events: &[Arc<Published>], finished: bool) {
         for e in events {
             if self.recent.len() == RECENT {
@@ -564,46 +615,7 @@ impl GameTask {
             }
             self.recent.push_back(e.clone());
         }
-        self.watchers.retain(|w| w.push(events));
-        if finished {
-            // Each stream ends after the event that finished the game, but a bound
-            // board's, which hears what is recorded after it too.
-            self.watchers.retain(|w| {
-                if !w.through_end {
-                    w.close(WatchEnd::Finished);
-                }
-                w.through_end
-            });
-        }
-        self.departures.held(self.watchers.len());
-    }
-
-    /// Adds a watcher to the list; the task is told when it leaves ([`Departures`]). One
-    /// that left before it got here (its registration was dropped) is not added.
-    pub(super) fn add_watcher(&mut self, queue: Arc<WatchQueue>) {
-        // Told first: a watcher that leaves after the look below is counted.
-        queue.held_by(&self.departures);
-        if queue.gone() {
-            return;
-        }
-        self.watchers.push(queue);
-        self.departures.held(self.watchers.len());
-    }
-
-    /// Drops the watchers that have gone, and the list's room a crowd that has left no
-    /// longer needs. Woken once half the list has gone ([`Departures`]), so the work is
-    /// amortised O(1) a watcher, and a crowd that leaves a quiet game leaves nothing of
-    /// itself behind. (Before, a quiet game's gone watches were dropped only as new ones
-    /// came, when the list had doubled: the last crowd's stayed.)
-    pub(super) fn drop_gone(&mut self) {
-        // Before the look: a watcher that leaves during it is counted for the next one.
-        self.departures.looked();
-        self.watchers.retain(|w| !w.gone());
-        let live = self.watchers.len();
-        if self.watchers.capacity() > 4 * live.max(MIN_ROOM) {
-            self.watchers.shrink_to(2 * live.max(MIN_ROOM));
-        }
-        self.departures.held(live);
+        tell(&mut self.fanout.live, events, finished);
     }
 
     /// Records what time has done (the timer fired).
@@ -629,7 +641,6 @@ impl GameTask {
                 }
             }
         }
-        self.drop_gone();
     }
 }
 

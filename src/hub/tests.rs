@@ -292,28 +292,30 @@ mod watch {
         g
     }
 
-    /// Issue 37: watches that come and go on a game where nothing happens are dropped by
-    /// its task. Before, each stayed until the game published or its timer fired: a
-    /// burst of 10,000 WatchEvent streams on a quiet round of 8 left 80,000 queues (+4 MB
-    /// a burst, never given back).
+    /// Issue 37: watches that come and go on a game where nothing happens leave nothing on
+    /// it. Before the broadcast channel (issue 39), each was a queue in its task's list
+    /// that stayed until the game published or its timer fired: a burst of 10,000
+    /// WatchEvent streams on a quiet round of 8 left 80,000 queues (+4 MB a burst, never
+    /// given back). A receiver leaves its channel when dropped.
     #[tokio::test]
     async fn gone_watches_of_a_quiet_game_are_dropped() {
         let hub = hub(8);
         let g = started(&hub, "g").await;
-        let mut held = Vec::new();
         for _ in 0..1_000 {
             let w = g.watch_as(Audience::Live, 0).await.expect("watch");
-            held.push(w.queue_held());
+            drop(w);
         }
         // Queued behind every registration: the task has handled them all.
-        g.read(|_, _| ()).await.expect("read");
-        let kept = held.iter().filter(|q| q.strong_count() > 0).count();
-        assert_eq!(kept, 0, "gone watches still held by the game's task");
+        assert_eq!(
+            g.watchers().await,
+            0,
+            "gone watches still on the game's channel"
+        );
     }
 
     /// Issue 37: a crowd that leaves a quiet game together, with no watch coming after
-    /// it, is dropped by the game's task all the same (woken once half its list has
-    /// gone). Before, the last crowd's watches (up to the list's last doubling) stayed until the game published again: after a
+    /// it, leaves nothing on the game's channel. Before, the last crowd's queues (up to
+    /// the task's list's last doubling) stayed until the game published again: after a
     /// burst of streams, thousands of small blocks scattered over what the burst had
     /// freed, which glibc could not give back.
     #[tokio::test]
@@ -325,25 +327,23 @@ mod watch {
         for _ in 0..1_000 {
             crowd.push(g.watch_as(Audience::Live, 0).await.expect("watch"));
         }
-        let held: Vec<_> = crowd.iter().map(Watch::queue_held).collect();
+        assert_eq!(g.watchers().await, 1_001);
         // Leaving in two halves, the task running in between.
         let second = crowd.split_off(500);
         drop(crowd);
         tokio::task::yield_now().await;
         drop(second);
-        g.read(|_, _| ()).await.expect("read");
-        let kept = held.iter().filter(|q| q.strong_count() > 0).count();
-        assert_eq!(kept, 0, "gone watches still held by the game's task");
         assert_eq!(
-            stays.queue_held().strong_count(),
-            2,
-            "the watcher that stayed is still on the game's list"
+            g.watchers().await,
+            1,
+            "only the watcher that stayed is on the game's channel"
         );
+        drop(stays);
     }
 
     /// Issue 37: a watch whose registration is dropped half-way (a stream cancelled while
     /// it registers: a client that hangs up as its round stream catches up game by game)
-    /// leaves nothing on the game, whether the task had added its queue or not yet.
+    /// leaves nothing on the game, whether the task had subscribed it or not yet.
     /// Before, the queue stayed on the task's list for as long as the game ran, never
     /// marked gone: 2,000 to 4,000 a burst of 10,000 WatchEvent streams.
     #[tokio::test]
@@ -368,12 +368,12 @@ mod watch {
                 drop(watch);
             }
         }
-        g.read(|_, _| ()).await.expect("read");
         assert_eq!(
-            stays.listed(),
+            g.watchers().await,
             1,
-            "the game's task lists more than the watch that stays"
+            "the game's channel has more than the watch that stays"
         );
+        drop(stays);
     }
 
     async fn shuffle(g: &GameHandle, n: usize) {
@@ -386,14 +386,14 @@ mod watch {
         item.expect("not over").expect("no error")
     }
 
-    /// A watcher that does not keep up is not waited for: its queue is dropped, it gets
+    /// A watcher that does not keep up is not waited for: the channel moves on, it gets
     /// one `Resync` with the game as it stands, then every later event densely.
     #[tokio::test]
     async fn a_lagging_watcher_gets_a_resync_then_a_dense_stream() {
         let hub = hub(4);
         let g = started(&hub, "g").await;
         let mut w = g.watch(2).await.expect("watch");
-        // 10 moves while the watcher reads nothing: more than its queue holds.
+        // 10 moves while the watcher reads nothing: more than the channel holds.
         shuffle(&g, 10).await;
         let last = g.read(|s, _| s.last_seq()).await.expect("read");
         match seq_of(w.next().await).await {
@@ -648,21 +648,18 @@ mod memory {
     #[tokio::test]
     async fn a_board_watch_reaching_a_leaving_task_goes_to_the_game_loaded_anew() {
         use crate::game::{ArbiterAction, EventKind, Given};
-        use crate::hub::queue::WatchQueue;
         use tokio::sync::oneshot;
 
         let hub = hub(HubConfig {
             evict_after: Duration::from_millis(20),
             ..HubConfig::default()
         });
-        let queue = Arc::new(WatchQueue::new(16, true));
         let (reply, started) = oneshot::channel();
-        let sent = queue.clone();
         *hub.on_evict.lock().expect("hook") = Some(Box::new(move |h: &GameHandle| {
             h.tx.try_send(task::Msg::Watch {
-                queue: sent,
                 from_seq: 3,
                 public: false,
+                through_end: true,
                 reply,
             })
             .expect("queued behind the eviction");
@@ -674,7 +671,7 @@ mod memory {
             .await
             .expect("answered")
             .expect("registered");
-        let mut board = Watch::new(old, hub.store.clone(), queue, 3, start, None);
+        let mut board = Watch::new(old, hub.store.clone(), 3, start, true, None);
         let warned = ArbiterAction::Warn { side: Color::White };
         let given = Given {
             reason: Some("unsporting".into()),

@@ -434,7 +434,8 @@ pub(super) async fn closed_loop_run(
 pub(super) fn server_cpu_ns() -> Result<u64, String> {
     let read = |path: std::path::PathBuf| std::fs::read_to_string(path).ok();
     let mut all = 0;
-    for entry in std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?
+    for entry in
+        std::fs::read_dir("/proc/self/task").map_err(|e| format!("/proc/self/task: {e}"))?
     {
         let entry = entry.map_err(|e| format!("/proc/self/task: {e}"))?;
         if read(entry.path().join("comm")).is_some_and(|name| name.starts_with("bench-")) {
