@@ -434,9 +434,9 @@ impl Api {
         board_ms: Option<i64>,
     ) -> Result<Vec<pb::GameEvent>, Status> {
         let (events, ()) = handle
-            .command_from_board(
+            .send_command(
                 Actor::Board(board_id.to_string()),
-                Command::Board(input),
+                Pending::Ready(Command::Board(input)),
                 None,
                 board_ms,
                 |_, _| (),

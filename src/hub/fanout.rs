@@ -8,7 +8,8 @@
 //!   when its delay has passed (`task.rs`, `Public`): the delay is applied once, there,
 //!   not by every watcher.
 //!
-//! Each event is one `Arc<Published>` whatever the number of watchers; the API encodes
+//! What one commit recorded is one message (a move and its clock press wake each watcher
+//! once), each event one `Arc<Published>` whatever the number of watchers; the API encodes
 //! it once for all of them ([`Wire`]). A watcher that falls more than the channel's
 //! capacity behind is not waited for: the channel tells it it lagged, and it resyncs
 //! (`handle.rs`). A channel exists while someone watches: a game nobody watches holds
@@ -100,8 +101,9 @@ pub enum WatchEnd {
 /// What a game's task tells its watchers.
 #[derive(Debug, Clone)]
 pub(super) enum Told {
-    /// The next event (each seq once, in order).
-    Event(Arc<Published>),
+    /// The next events, in order (what one commit recorded, or what one step of the
+    /// broadcast delay made public).
+    Events(Arc<[Arc<Published>]>),
     /// The game is over (after its final event; a watch that goes on past the end, a
     /// bound board's, reads on), or the task stops (the server is shutting down).
     End(WatchEnd),
@@ -180,10 +182,11 @@ impl Fanout {
 
 /// Sends `events` on `channel`, then the end if `finished`.
 pub(super) fn tell(channel: &mut Channel, events: &[Arc<Published>], finished: bool) {
-    for e in events {
-        channel.send(Told::Event(e.clone()));
+    if events.is_empty() {
+        return;
     }
-    if finished && !events.is_empty() {
+    channel.send(Told::Events(events.into()));
+    if finished {
         channel.send(Told::End(WatchEnd::Finished));
     }
 }

@@ -111,30 +111,9 @@ impl GameHandle {
             .await
     }
 
-    /// Like [`GameHandle::command`], recording an electronic board's own timestamp
-    /// (`board_ms`) in the events the message causes.
-    ///
-    /// # Errors
-    /// As [`GameHandle::command`].
-    pub async fn command_from_board<R, F>(
-        &self,
-        actor: Actor,
-        cmd: Command,
-        expected_seq: Option<u64>,
-        board_ms: Option<i64>,
-        view: F,
-    ) -> Result<(Vec<Arc<Published>>, R), HubError>
-    where
-        F: FnOnce(&Session, u64) -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        self.send_command(actor, Pending::Ready(cmd), expected_seq, board_ms, view)
-            .await
-    }
-
     /// Like [`GameHandle::command`], for a command that may be made in the task for the
-    /// side to move ([`Pending::ForSideToMove`]), with an electronic board's timestamp
-    /// if one caused it.
+    /// side to move ([`Pending::ForSideToMove`]), recording an electronic board's own
+    /// timestamp (`board_ms`) in the events if one caused it.
     ///
     /// # Errors
     /// As [`GameHandle::command`].
@@ -441,19 +420,20 @@ impl Watch {
 
     async fn next_inner(&mut self) -> Result<WatchItem, HubError> {
         loop {
-            if let Some(e) = self.backlog.pop_front() {
-                if e.event.seq > self.last {
-                    self.last = e.event.seq;
-                    return Ok(WatchItem::Event(e));
-                }
-                continue;
-            }
+            // A gap first: what the log holds before the backlog.
             if self.history_until > self.last {
                 let until = self.history_until;
                 self.history_until = 0;
                 let mut history: VecDeque<_> = self.history(self.last, until).await?.into();
                 history.append(&mut self.backlog);
                 self.backlog = history;
+                continue;
+            }
+            if let Some(e) = self.backlog.pop_front() {
+                if e.event.seq > self.last {
+                    self.last = e.event.seq;
+                    return Ok(WatchItem::Event(e));
+                }
                 continue;
             }
             let Some(rx) = self.rx.as_mut() else {
@@ -469,20 +449,15 @@ impl Watch {
                 *rx = rx.resubscribe();
             }
             match told {
-                Ok(Told::Event(e)) => {
-                    let seq = e.event.seq;
-                    if seq <= self.last {
-                        continue;
-                    }
-                    if seq > self.last + 1 {
+                Ok(Told::Events(events)) => {
+                    if let Some(first) = events.first()
+                        && first.event.seq > self.last + 1
+                    {
                         // Never expected (the channel starts where the history ends),
                         // but a gap is filled from the log rather than passed on.
-                        self.history_until = seq - 1;
-                        self.backlog.push_back(e);
-                        continue;
+                        self.history_until = first.event.seq - 1;
                     }
-                    self.last = seq;
-                    return Ok(WatchItem::Event(e));
+                    self.backlog.extend(events.iter().cloned());
                 }
                 Ok(Told::End(WatchEnd::Finished)) if self.through_end => {}
                 Ok(Told::End(end)) => return Ok(WatchItem::End(end)),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 
-use super::Hub;
+use super::registry::Hub;
 use super::task::Msg;
 use crate::store::{GameRecord, StoreHint};
 

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::{ALIVE_EVERY, Hub, HubError, WALL_STEP_MS, unfinished_log, verify_log};
+use super::error::HubError;
+use super::quarantine::{unfinished_log, verify_log};
+use super::registry::{ALIVE_EVERY, Hub, WALL_STEP_MS};
 use crate::store::{GameFilter, GameRecord, Stream};
 
 /// How many games recovery loads at the same time: their reads overlap and their outage

@@ -9,7 +9,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use super::error::{HubError, append_decided, decode};
 use super::fanout::{Fanout, Published, WatchStart, tell};
@@ -208,9 +209,9 @@ pub(super) struct GameTask {
     pub timeline: Timeline,
     pub metrics: Arc<Metrics>,
     pub rx: mpsc::Receiver<Msg>,
-    pub stop: watch::Receiver<bool>,
-    /// Held while the task runs: the hub's shutdown waits for every copy to be dropped.
-    pub alive: mpsc::Sender<()>,
+    /// The hub's shutdown token: cancelled, the task stops (the hub's shutdown waits for
+    /// it: every task runs on the hub's tracker).
+    pub stop: CancellationToken,
     /// The watchers' channels.
     pub fanout: Fanout,
     pub recent: VecDeque<Arc<Published>>,
@@ -269,11 +270,11 @@ impl GameTask {
                 .result()
                 .is_some()
                 .then(|| (self.active_at + self.evict_after).max(public_until));
-            let stop = &mut self.stop;
+            let stop = &self.stop;
             let rx = &mut self.rx;
             let wake = tokio::select! {
                 biased;
-                _ = stop.wait_for(|s| *s) => Wake::Stop,
+                () = stop.cancelled() => Wake::Stop,
                 msg = rx.recv() => Wake::Msg(msg),
                 () = sleep_until(deadline), if deadline.is_some() => Wake::Deadline,
                 () = sleep_until(public_at), if public_at.is_some() => Wake::Public,
@@ -315,7 +316,6 @@ impl GameTask {
                                 msg => self.handle(msg).await,
                             }
                         }
-                        drop(self.alive);
                         return;
                     }
                     self.active_at = tokio::time::Instant::now();
@@ -326,7 +326,6 @@ impl GameTask {
         // Commands still queued are dropped with their replies: their callers learn that
         // the server is shutting down, and nothing of them was recorded.
         self.rx.close();
-        drop(self.alive);
     }
 
     /// Leaves the hub's map if nothing waits for this task; closes its channel then.

@@ -1,9 +1,10 @@
 //! The hub's tests: recovery and creation, watchers, memory (eviction, listings, limits).
 
 mod registry {
-    use crate::game::Command;
+    use crate::game::{Actor, Command, GameEvent, GameSettings};
     use crate::hub::*;
     use crate::rules::Variant;
+    use crate::store::GameRecord;
     use crate::store::MemoryStore;
     use crate::store::{StoreError, Stream};
     use std::time::Duration;
@@ -252,11 +253,12 @@ mod registry {
 }
 
 mod watch {
-    use crate::game::Command;
     use crate::game::EventKind;
+    use crate::game::{Actor, Command, GameSettings};
     use crate::hub::*;
     use crate::rules::{Color, Variant};
     use crate::store::MemoryStore;
+    use crate::store::Stream;
     use std::time::Duration;
 
     fn hub(watcher_queue: usize) -> Arc<Hub> {
@@ -540,10 +542,11 @@ mod watch {
 }
 
 mod memory {
-    use crate::game::Command;
+    use crate::game::{Actor, Command, GameSettings, GameSummary};
     use crate::hub::*;
     use crate::rules::{Color, Variant};
     use crate::store::MemoryStore;
+    use crate::store::{GameFilter, Stream};
     use std::time::Duration;
 
     fn hub(config: HubConfig) -> Arc<Hub> {

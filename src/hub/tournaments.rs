@@ -17,12 +17,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::error::HubError;
 use super::error::{decode, encode};
-use super::{GameHandle, GameMeta, Hub, HubError, Listed, PlayerInfo};
+use super::handle::GameHandle;
+use super::registry::{Hub, Listed};
 use crate::game::{
     Actor, ArbiterAction, Command as GameCommand, Declared, EndReason, GameError, GameResult,
     Given, Outcome as GameOutcome,
 };
+use crate::game::{GameMeta, PlayerInfo};
 use crate::rules::Color;
 use crate::store::{GameFilter, StoreError, Stream, SummaryUpdate, TournamentRecord};
 use crate::tournament::{

@@ -11,7 +11,7 @@ use draughts_arbiter::api::pb::game_service_server::GameService;
 use draughts_arbiter::game::{
     Actor, BoardInput, Command, EventKind, GameSettings, IrregularityKind, Now, Session,
 };
-use draughts_arbiter::hub::Hub;
+use draughts_arbiter::hub::{Hub, Pending};
 use draughts_arbiter::notation::square::{parse_square, square_number};
 use draughts_arbiter::rules::{Color, Variant};
 use draughts_arbiter::store::MemoryStore;
@@ -188,9 +188,9 @@ async fn flagged_on_the_wire(
         (BoardInput::Release(to), 5_002),
     ] {
         let (published, ()) = h
-            .command_from_board(
+            .send_command(
                 Actor::Board("b1".into()),
-                Command::Board(input),
+                Pending::Ready(Command::Board(input)),
                 None,
                 Some(board_ms),
                 |_, _| (),

@@ -23,7 +23,7 @@ use draughts_arbiter::api::pb;
 use draughts_arbiter::api::pb::arbiter_service_server::ArbiterService;
 use draughts_arbiter::api::pb::game_service_server::GameService;
 use draughts_arbiter::game::{Actor, ArbiterAction, BoardInput, Command, Given, Occupancy};
-use draughts_arbiter::hub::Hub;
+use draughts_arbiter::hub::{Hub, Pending};
 use draughts_arbiter::rules::Variant;
 use draughts_arbiter::store::{EventStore, MemoryStore};
 use prost::Message;
@@ -166,9 +166,9 @@ impl T {
             .game(id)
             .await
             .expect("game")
-            .command_from_board(
+            .send_command(
                 Actor::Board("b1".into()),
-                Command::Board(input.clone()),
+                Pending::Ready(Command::Board(input.clone())),
                 None,
                 Some(1_000_000),
                 |_, _| (),
