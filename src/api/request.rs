@@ -10,7 +10,7 @@ use super::convert;
 use super::error::bad;
 use super::pb;
 use super::validate::Check;
-use crate::game::{ArbiterAction, ClaimKind, Command, Declared, Given, OfferResponse, Ruling};
+use crate::game::{ArbiterAction, Command, Declared, Given, Play, Ruling};
 use crate::rules::Color;
 
 /// A command on one game, parsed.
@@ -38,64 +38,6 @@ pub(super) enum Wants {
     },
     /// An arbiter's command (a start, a ruling, a clock power, a result).
     Arbitrate(Command),
-}
-
-/// A player's command without its side.
-#[derive(Debug, Clone)]
-pub(super) enum Play {
-    /// A move, with a draw offer or not (RU 1.9.3).
-    Move {
-        /// As written.
-        notation: String,
-        /// Offer a draw with it.
-        offer_draw: bool,
-    },
-    /// A clock press.
-    Press,
-    /// A draw offer.
-    Offer,
-    /// An answer to the opponent's offer.
-    Respond(OfferResponse),
-    /// A draw claim.
-    Claim {
-        /// Its ground.
-        kind: ClaimKind,
-        /// The move the claimant writes and does not play (RU 1.9.2).
-        written_move: Option<String>,
-    },
-    /// Resignation.
-    Resign,
-}
-
-impl Play {
-    /// The command for `side`.
-    pub fn by(self, side: Color) -> Command {
-        match self {
-            Play::Move {
-                notation,
-                offer_draw,
-            } => Command::SubmitMove {
-                side,
-                notation,
-                offer_draw,
-            },
-            Play::Press => Command::PressClock { side },
-            Play::Offer => Command::OfferDraw { side },
-            Play::Respond(response) => Command::RespondToOffer { side, response },
-            Play::Claim { kind, written_move } => Command::ClaimDraw {
-                side,
-                kind,
-                written_move,
-            },
-            Play::Resign => Command::Resign { side },
-        }
-    }
-
-    /// Whether an arbiter must name the side: resignation is irreversible, so the side
-    /// to move is not guessed (a player's token names its own).
-    pub fn side_required_of_an_arbiter(&self) -> bool {
-        matches!(self, Play::Resign)
-    }
 }
 
 /// A request that acts on one game: its fields checked ([`Check`]), then parsed.

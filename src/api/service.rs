@@ -338,7 +338,7 @@ impl Api {
                 };
                 let cmd = match side {
                     Some(side) => Pending::Ready(play.by(side)),
-                    None => Pending::ForSideToMove(Box::new(move |side| play.by(side))),
+                    None => Pending::ForSideToMove(play),
                 };
                 self.run(&caller.role, &r.game_id, side, actor, cmd, r.expected_seq)
                     .await

@@ -26,7 +26,7 @@ mod view;
 
 pub use command::{
     Actor, ArbiterAction, ArbiterId, BoardHealth, BoardInput, ClaimKind, Command, Declared, Given,
-    MAX_REASON_BYTES, MAX_RULE_BYTES, Occupancy, OfferResponse, Outcome, Ruling,
+    MAX_REASON_BYTES, MAX_RULE_BYTES, Occupancy, OfferResponse, Outcome, Play, Ruling,
 };
 pub use error::{ErrorClass, GameError, ReplayError};
 pub use event::{

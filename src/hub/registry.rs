@@ -396,11 +396,8 @@ impl Hub {
         id: &str,
         record: Option<GameRecord>,
     ) -> Result<(GameHandle, bool), HubError> {
-        if let Some(h) = self.games().get(id) {
-            return Ok((h.clone(), false));
-        }
-        if let Some(q) = self.quarantine_of(id) {
-            return Err(quarantined(id, q));
+        if let Some(known) = self.known(id) {
+            return known;
         }
         // On a task of its own: a caller that goes away (a deadline, a disconnect) while
         // it waits for the gate or while the game loads neither leaves the gate behind
@@ -426,6 +423,14 @@ impl Hub {
         .map_err(|e| HubError::Internal(format!("loading a game: {e}")))?
     }
 
+    /// A game the hub knows without reading the store: in memory, or quarantined.
+    fn known(&self, id: &str) -> Option<Result<(GameHandle, bool), HubError>> {
+        if let Some(h) = self.games().get(id) {
+            return Some(Ok((h.clone(), false)));
+        }
+        self.quarantine_of(id).map(|q| Err(quarantined(id, q)))
+    }
+
     pub(super) fn loading_gates(
         &self,
     ) -> std::sync::MutexGuard<'_, HashMap<String, Arc<tokio::sync::Mutex<()>>>> {
@@ -438,11 +443,8 @@ impl Hub {
         id: &str,
         record: Option<GameRecord>,
     ) -> Result<(GameHandle, bool), HubError> {
-        if let Some(h) = self.games().get(id) {
-            return Ok((h.clone(), false));
-        }
-        if let Some(q) = self.quarantine_of(id) {
-            return Err(quarantined(id, q));
+        if let Some(known) = self.known(id) {
+            return known;
         }
         if self.stopping() {
             return Err(HubError::ShuttingDown);

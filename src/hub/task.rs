@@ -17,8 +17,7 @@ use super::fanout::{Fanout, Published, WatchStart, tell};
 use super::metrics::Metrics;
 use super::timeline::Timeline;
 use crate::game::GameMeta;
-use crate::game::{Actor, Command, Decided, EventKind, GameEvent, Session};
-use crate::rules::Color;
+use crate::game::{Actor, Command, Decided, EventKind, GameEvent, Play, Session};
 use crate::store::{EventStore, Standing, StoreError, Stream};
 
 /// The reply to a command: the session after it (and the instant it was read at) and the
@@ -73,22 +72,15 @@ impl Msg {
     }
 }
 
-/// A command as a caller sends it: made already, or made for the side to move when the
-/// task decides it (an arbiter acting for "the side to move" saves a read first).
+/// A command as a caller sends it: made already, or a player's command for the side to
+/// move, which the task knows (an arbiter acting for "the side to move" saves a read
+/// first). Data, not code: the task makes the command.
+#[derive(Debug)]
 pub enum Pending {
     /// The command.
     Ready(Command),
-    /// The command for the side to move, made in the task.
-    ForSideToMove(Box<dyn FnOnce(Color) -> Command + Send>),
-}
-
-impl std::fmt::Debug for Pending {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Pending::Ready(c) => f.debug_tuple("Ready").field(c).finish(),
-            Pending::ForSideToMove(_) => f.write_str("ForSideToMove"),
-        }
-    }
+    /// A player's command for the side to move when the task decides it.
+    ForSideToMove(Play),
 }
 
 /// The game as viewers see it, `delay_ms` behind the live one (DESIGN.md §10: the
@@ -460,7 +452,7 @@ impl GameTask {
     ) -> Result<Vec<Arc<Published>>, HubError> {
         let cmd = match cmd {
             Pending::Ready(c) => c,
-            Pending::ForSideToMove(make) => make(self.session.position().turn()),
+            Pending::ForSideToMove(play) => play.by(self.session.position().turn()),
         };
         let last = self.session.last_seq();
         if let Some(expected) = expected_seq
