@@ -63,15 +63,6 @@ fn side(field: i32) -> Result<Color, Status> {
     convert::side(field, "side").map_err(bad)
 }
 
-/// The reason and rule of a request, as given (the judge trims them, takes blank as
-/// none and checks their limits).
-fn given(reason: String, rule: String) -> Given {
-    Given {
-        reason: Some(reason),
-        rule: Some(rule),
-    }
-}
-
 /// A quoted seq: 0 is none.
 fn quoted(seq: u64) -> Option<u64> {
     (seq != 0).then_some(seq)
@@ -88,12 +79,22 @@ fn play(game_id: String, expected_seq: u64, side: i32, play: Play) -> Result<Gam
     })
 }
 
-fn arbitrate(game_id: String, action: ArbiterAction, given: Given) -> GameRequest {
-    GameRequest {
+/// An arbiter's `action` on a game, with the request's reason and rule as given (the
+/// judge trims them, takes blank as none and checks their limits).
+fn arbitrate(
+    game_id: String,
+    (reason, rule): (String, String),
+    action: ArbiterAction,
+) -> Result<GameRequest, Status> {
+    let given = Given {
+        reason: Some(reason),
+        rule: Some(rule),
+    };
+    Ok(GameRequest {
         game_id,
         expected_seq: 0,
         wants: Wants::Arbitrate(Command::Arbiter(action, given)),
-    }
+    })
 }
 
 impl ParseGameRequest for pb::StartGameRequest {
@@ -161,15 +162,21 @@ impl ParseGameRequest for pb::ResignRequest {
 
 impl ParseGameRequest for pb::PauseClocksRequest {
     fn parse(self) -> Result<GameRequest, Status> {
-        let why = given(self.reason, self.rule);
-        Ok(arbitrate(self.game_id, ArbiterAction::PauseClocks, why))
+        arbitrate(
+            self.game_id,
+            (self.reason, self.rule),
+            ArbiterAction::PauseClocks,
+        )
     }
 }
 
 impl ParseGameRequest for pb::ResumeClocksRequest {
     fn parse(self) -> Result<GameRequest, Status> {
-        let why = given(self.reason, self.rule);
-        Ok(arbitrate(self.game_id, ArbiterAction::ResumeClocks, why))
+        arbitrate(
+            self.game_id,
+            (self.reason, self.rule),
+            ArbiterAction::ResumeClocks,
+        )
     }
 }
 
@@ -196,11 +203,7 @@ impl ParseGameRequest for pb::AdjustClockRequest {
                 ));
             }
         };
-        Ok(arbitrate(
-            self.game_id,
-            action,
-            given(self.reason, self.rule),
-        ))
+        arbitrate(self.game_id, (self.reason, self.rule), action)
     }
 }
 
@@ -223,11 +226,7 @@ impl ParseGameRequest for pb::DeclareResultRequest {
             }
         };
         let action = ArbiterAction::DeclareResult { outcome, kind };
-        Ok(arbitrate(
-            self.game_id,
-            action,
-            given(self.explanation, self.rule),
-        ))
+        arbitrate(self.game_id, (self.explanation, self.rule), action)
     }
 }
 
@@ -246,11 +245,7 @@ impl ParseGameRequest for pb::RuleOnClaimRequest {
             upheld,
             claim_seq: quoted(self.claim_seq),
         };
-        Ok(arbitrate(
-            self.game_id,
-            action,
-            given(self.reason, self.rule),
-        ))
+        arbitrate(self.game_id, (self.reason, self.rule), action)
     }
 }
 
@@ -269,11 +264,7 @@ impl ParseGameRequest for pb::RuleOnIrregularityRequest {
             ruling,
             irregularity_seq: quoted(self.irregularity_seq),
         };
-        Ok(arbitrate(
-            self.game_id,
-            action,
-            given(self.reason, self.rule),
-        ))
+        arbitrate(self.game_id, (self.reason, self.rule), action)
     }
 }
 
@@ -282,11 +273,7 @@ impl ParseGameRequest for pb::IssueWarningRequest {
         let action = ArbiterAction::Warn {
             side: side(self.side)?,
         };
-        Ok(arbitrate(
-            self.game_id,
-            action,
-            given(self.reason, self.rule),
-        ))
+        arbitrate(self.game_id, (self.reason, self.rule), action)
     }
 }
 
@@ -295,21 +282,13 @@ impl ParseGameRequest for pb::StartFortyMoveCountRequest {
         let action = ArbiterAction::StartFortyMoveCount {
             side: side(self.side)?,
         };
-        Ok(arbitrate(
-            self.game_id,
-            action,
-            given(self.reason, self.rule),
-        ))
+        arbitrate(self.game_id, (self.reason, self.rule), action)
     }
 }
 
 impl ParseGameRequest for pb::SetPositionRequest {
     fn parse(self) -> Result<GameRequest, Status> {
         let action = ArbiterAction::SetPosition { fen: self.fen };
-        Ok(arbitrate(
-            self.game_id,
-            action,
-            given(self.reason, self.rule),
-        ))
+        arbitrate(self.game_id, (self.reason, self.rule), action)
     }
 }

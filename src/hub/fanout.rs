@@ -182,7 +182,8 @@ impl Fanout {
 
 /// Sends `events` on `channel`, then the end if `finished`.
 pub(super) fn tell(channel: &mut Channel, events: &[Arc<Published>], finished: bool) {
-    if events.is_empty() {
+    // A game nobody watches makes no message (a commit's hot path).
+    if events.is_empty() || channel.tx.is_none() {
         return;
     }
     channel.send(Told::Events(events.into()));

@@ -564,9 +564,9 @@ impl GameTask {
     /// Makes public what the broadcast delay no longer holds back, and tells the
     /// viewers' channel; returns the viewers' instant (none: no delay).
     fn release_public(&mut self) -> Option<u64> {
-        let now = self.now().mono_ms;
+        let delay_ms = self.public.as_ref()?.delay_ms;
+        let cutoff = self.now().mono_ms.saturating_sub(delay_ms);
         let p = self.public.as_mut()?;
-        let cutoff = now.saturating_sub(p.delay_ms);
         let released = p.release(cutoff);
         let finished = p.session.result().is_some();
         tell(&mut self.fanout.public, &released, finished);
