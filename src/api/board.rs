@@ -28,6 +28,7 @@ use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 
 use super::convert::reading_pb;
+use super::error::Refusal;
 use super::error::status;
 use super::pb;
 use super::rate::{Admit, Bucket};
@@ -271,7 +272,7 @@ pub fn session(
                 Input::Replaced(Some(why)) => {
                     // The seat is the new stream's: this one leaves and records nothing.
                     farewell.to = None;
-                    yield Err(Status::aborted(why));
+                    yield Err(Refusal::Aborted(why).into());
                     break;
                 }
                 Input::Replaced(None) => {
@@ -345,37 +346,37 @@ pub fn session(
                         }
                     }
                 }
-                yield Ok(rejected(id, &Status::resource_exhausted(format!(
+                yield Ok(rejected(id, &Refusal::Limit(format!(
                     "the board sends more than {} messages a second (burst {}): message refused \
                      (board_messages_per_s)",
                     rate.per_s, rate.burst
-                ))));
+                )).into()));
                 continue;
             }
             // Ids increase per stream. A message refused for its id leaves the count;
             // any other message read moves it, whether it is then recorded or refused.
             if id == 0 {
-                yield Ok(rejected(id, &Status::invalid_argument(
-                    "message_id: required (≥ 1, increasing per stream)",
-                )));
+                yield Ok(rejected(id, &Refusal::Field(
+                    "message_id: required (≥ 1, increasing per stream)".into(),
+                ).into()));
                 continue;
             }
             if id <= last_id {
-                yield Ok(rejected(id, &Status::already_exists(format!(
+                yield Ok(rejected(id, &Refusal::Exists(format!(
                     "message_id {id}: a repeat (ids increase per stream; the last one read \
                      was {last_id}): nothing recorded"
-                ))));
+                )).into()));
                 continue;
             }
             last_id = id;
             if let Err(e) = msg.check() {
-                yield Ok(rejected(id, &Status::invalid_argument(e.0)));
+                yield Ok(rejected(id, &Refusal::Field(e.0).into()));
                 continue;
             }
             // 0: the board sent no timestamp.
             let board_ms = (msg.board_time_ms != 0).then_some(msg.board_time_ms);
             let Some(kind) = msg.kind else {
-                yield Ok(rejected(id, &Status::invalid_argument("kind: required")));
+                yield Ok(rejected(id, &Refusal::Field("kind: required".into()).into()));
                 continue;
             };
             if let Kind::Bind(b) = kind {
@@ -390,10 +391,10 @@ pub fn session(
                     Err(e) => { yield Ok(rejected(id, &status(&e))); continue; }
                 };
                 if b.resume_from_seq > before {
-                    yield Ok(rejected(id, &Status::invalid_argument(format!(
+                    yield Ok(rejected(id, &Refusal::Field(format!(
                         "resume_from_seq: {} is past the game's last seq {before}",
                         b.resume_from_seq
-                    ))));
+                    )).into()));
                     continue;
                 }
                 // Every event after the resume point (else after the game as read now,
@@ -465,7 +466,7 @@ pub fn session(
                 continue;
             }
             let Some(handle) = bound.as_ref() else {
-                yield Ok(rejected(id, &Status::failed_precondition("bind the board to a game first")));
+                yield Ok(rejected(id, &Refusal::NotNow("bind the board to a game first".into()).into()));
                 continue;
             };
             if let Kind::Heartbeat(_) = kind {
@@ -500,7 +501,7 @@ pub fn session(
             };
             let input = match input {
                 Ok(i) => i,
-                Err(e) => { yield Ok(rejected(id, &Status::invalid_argument(e.0))); continue; }
+                Err(e) => { yield Ok(rejected(id, &Refusal::Field(e.0).into())); continue; }
             };
             match api.board_input(handle, &board_id, input, board_ms).await {
                 Ok(events) => {

@@ -9,6 +9,7 @@ use tonic::{Request, Response, Status};
 
 use super::auth::{Role, audience, round_audience};
 use super::cursor::Cursor;
+use super::error::Refusal;
 use super::error::status;
 use super::frame::{BroadcastService, EventFrame};
 use super::pb;
@@ -106,7 +107,7 @@ impl Api {
         let cursor = (!r.from_cursor.is_empty())
             .then(|| Cursor::decode(&r.from_cursor, &r.event, &r.round, RESUME_ENTRIES))
             .transpose()
-            .map_err(|e| Status::invalid_argument(format!("from_cursor: {e}")))?;
+            .map_err(|e| Refusal::Field(format!("from_cursor: {e}")))?;
         // Where the request says each game listed starts.
         let froms = |metas: &[GameMeta]| -> Vec<Resume> {
             match &cursor {
@@ -186,9 +187,11 @@ impl Api {
         let ids = if !r.game_id.trim().is_empty() {
             vec![r.game_id.clone()]
         } else if r.event.trim().is_empty() {
-            return Err(Status::invalid_argument(
-                "game_id: required, or event (and round) for every game of an event or round",
-            ));
+            return Err(Refusal::Field(
+                "game_id: required, or event (and round) for every game of an event or round"
+                    .into(),
+            )
+            .into());
         } else {
             let filter = GameFilter {
                 event: Some(r.event.clone()),
@@ -197,7 +200,7 @@ impl Api {
             };
             let metas = self.hub().list(&filter).await.map_err(|e| status(&e))?;
             if metas.is_empty() {
-                return Err(Status::not_found(format!(
+                return Err(Refusal::NotFound(format!(
                     "no games of event {:?}{}",
                     r.event,
                     if r.round.is_empty() {
@@ -205,7 +208,8 @@ impl Api {
                     } else {
                         format!(", round {:?}", r.round)
                     }
-                )));
+                ))
+                .into());
             }
             metas.into_iter().map(|m| m.id).collect()
         };
@@ -304,7 +308,7 @@ impl Api {
             .collect::<Result<Vec<_>, _>>()?;
         crate::game::pdn::export_games(meta, &events).map_err(|e| {
             tracing::error!(game = id, error = %e, "pdn export failed");
-            Status::internal(e.to_string())
+            Refusal::Internal(e.to_string()).into()
         })
     }
 }

@@ -4,6 +4,7 @@
 //! decoder: the server's edge refuses them with RESOURCE_EXHAUSTED as they arrive, see
 //! `server::edge`.)
 
+use super::error::Refusal;
 use std::marker::PhantomData;
 
 use prost::Message;
@@ -59,8 +60,8 @@ impl<U: Message + Default> Decoder for ProtoDecoder<U> {
     type Error = Status;
 
     fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<U>, Status> {
-        U::decode(buf).map(Some).map_err(|e| {
-            Status::invalid_argument(format!("the message is not valid protobuf: {e}"))
-        })
+        U::decode(buf)
+            .map(Some)
+            .map_err(|e| Refusal::Field(format!("the message is not valid protobuf: {e}")).into())
     }
 }

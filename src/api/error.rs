@@ -82,13 +82,70 @@ pub fn tournament_status(e: &TournamentsError) -> Status {
 
 pub(super) fn auth_status(e: AuthError) -> Status {
     match e {
-        AuthError::Unauthenticated(m) => Status::unauthenticated(m),
-        AuthError::Denied(m) => Status::permission_denied(m),
+        AuthError::Unauthenticated(m) => Refusal::Unauthenticated(m.into()),
+        AuthError::Denied(m) => Refusal::Denied(m),
     }
+    .into()
 }
 
 pub(super) fn bad(e: BadField) -> Status {
-    Status::invalid_argument(e.0)
+    Refusal::Field(e.0).into()
+}
+
+/// A refusal of the edge's own, with nothing of a game's or a tournament's behind it: a
+/// field of the request, a name that is not there, the caller's rights, a limit of the
+/// server. The sites say what kind of refusal it is; this table gives its code. Every
+/// message is bounded ([`bounded_message`]); an internal one is logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A field of the request is wrong or missing (its message names the field).
+    Field(String),
+    /// What the request names is not there.
+    NotFound(String),
+    /// No credentials the server takes.
+    Unauthenticated(String),
+    /// The caller's role may not do this.
+    Denied(String),
+    /// Not in this state (bind the board first, the round is not over…).
+    NotNow(String),
+    /// It is there already.
+    Exists(String),
+    /// A request had to give up part way (the caller may try again).
+    Aborted(String),
+    /// A limit of the server.
+    Limit(String),
+    /// A resume point past what there is.
+    PastEnd(String),
+    /// Something the answer needs is not there now (another node, the pairing engine).
+    Unavailable(String),
+    /// The path or method is not served.
+    Unimplemented(String),
+    /// A fault of the server's own.
+    Internal(String),
+}
+
+impl From<Refusal> for Status {
+    fn from(r: Refusal) -> Status {
+        use tonic::Code;
+        let (code, message) = match r {
+            Refusal::Field(m) => (Code::InvalidArgument, m),
+            Refusal::NotFound(m) => (Code::NotFound, m),
+            Refusal::Unauthenticated(m) => (Code::Unauthenticated, m),
+            Refusal::Denied(m) => (Code::PermissionDenied, m),
+            Refusal::NotNow(m) => (Code::FailedPrecondition, m),
+            Refusal::Exists(m) => (Code::AlreadyExists, m),
+            Refusal::Aborted(m) => (Code::Aborted, m),
+            Refusal::Limit(m) => (Code::ResourceExhausted, m),
+            Refusal::PastEnd(m) => (Code::OutOfRange, m),
+            Refusal::Unavailable(m) => (Code::Unavailable, m),
+            Refusal::Unimplemented(m) => (Code::Unimplemented, m),
+            Refusal::Internal(m) => {
+                tracing::error!(error = %m, "internal error");
+                (Code::Internal, m)
+            }
+        };
+        Status::new(code, bounded_message(&message))
+    }
 }
 
 /// The gRPC code's canonical name (`FAILED_PRECONDITION`).

@@ -21,6 +21,7 @@ use tonic::Status;
 use tonic::codec::{BufferSettings, Codec, EncodeBuf, Encoder};
 
 use super::codec::ProtoDecoder;
+use super::error::Refusal;
 use super::pb;
 
 /// The server of `BroadcastService` whose streams yield [`EventFrame`] (see the module).
@@ -142,7 +143,7 @@ impl Encoder for FrameEncoder {
         match item {
             EventFrame::Own(m) => m
                 .encode(buf)
-                .map_err(|e| Status::internal(format!("encoding a GameEvent: {e}"))),
+                .map_err(|e| Refusal::Internal(format!("encoding a GameEvent: {e}")).into()),
             EventFrame::Shared(s) => {
                 buf.put_slice(&s.bytes);
                 Ok(())

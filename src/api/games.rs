@@ -5,6 +5,7 @@ use tonic::{Request, Response, Status};
 use super::auth::{Action, Role};
 use super::auth::{audience, round_audience};
 use super::convert;
+use super::error::Refusal;
 use super::error::{auth_status, bad, status};
 use super::pb;
 use super::service::Api;
@@ -27,10 +28,10 @@ impl pb::game_service_server::GameService for Api {
         if let Some(event) = self.tokens().reserved_event(&r.game_id)
             && event != r.event
         {
-            return Err(Status::permission_denied(format!(
+            return Err(Refusal::Denied(format!(
                 "game_id {}: board or player tokens name it for event '{event}'; it can only be created there",
                 r.game_id
-            )));
+            )).into());
         }
         let variant = convert::variant(r.variant).map_err(bad)?;
         let mut settings =
@@ -58,7 +59,7 @@ impl pb::game_service_server::GameService for Api {
             .await
             .map_err(|e| match e {
                 HubError::Game(crate::game::GameError::Fen(f)) => {
-                    Status::invalid_argument(format!("start_fen: {f}"))
+                    Refusal::Field(format!("start_fen: {f}")).into()
                 }
                 other => status(&other),
             })?;

@@ -38,6 +38,8 @@ mod tournaments;
 pub mod validate;
 mod watch;
 
-pub use error::{MAX_STATUS_MESSAGE, OWNER_ADDR, OWNER_NODE, bounded_message, code_name, status};
+pub use error::{
+    MAX_STATUS_MESSAGE, OWNER_ADDR, OWNER_NODE, Refusal, bounded_message, code_name, status,
+};
 pub use rate::BoardRate;
 pub use service::Api;

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use tonic::Status;
 
 use super::auth::{Action, Role};
+use super::error::Refusal;
 use super::error::{auth_status, status, tournament_status};
 use super::service::Api;
 use crate::game::GameEvent;
@@ -43,9 +44,7 @@ impl Api {
         format: Format,
     ) -> Result<String, Status> {
         if round == 0 {
-            return Err(Status::invalid_argument(
-                "round: required: the round, from 1",
-            ));
+            return Err(Refusal::Field("round: required: the round, from 1".into()).into());
         }
         let t = self
             .tournaments()
@@ -55,17 +54,19 @@ impl Api {
         let event = t.config().map(|c| c.name.clone()).unwrap_or_default();
         // The event's arbiters: those who may write to it.
         if role.allows(Action::Create { event: &event }).is_err() {
-            return Err(Status::permission_denied(format!(
+            return Err(Refusal::Denied(format!(
                 "{} may not read the round report of event {event:?}: it is for the event's \
                  arbiters",
                 role.describe()
-            )));
+            ))
+            .into());
         }
         let Some(r) = t.round(round) else {
-            return Err(Status::not_found(format!(
+            return Err(Refusal::NotFound(format!(
                 "round: event {event:?} has no round {round} paired ({} so far)",
                 t.rounds().len()
-            )));
+            ))
+            .into());
         };
         let metas: BTreeMap<String, _> = self
             .hub()
@@ -94,7 +95,7 @@ impl Api {
         }
         let now_ms = chrono::Utc::now().timestamp_millis();
         let report = report::build(&t, round, &logs, now_ms).ok_or_else(|| {
-            Status::not_found(format!("round: event {event:?} has no round {round}"))
+            Refusal::NotFound(format!("round: event {event:?} has no round {round}"))
         })?;
         Ok(report_text::render(&report, format))
     }

@@ -7,6 +7,7 @@
 use tonic::Status;
 
 use super::convert;
+use super::error::Refusal;
 use super::error::bad;
 use super::pb;
 use super::validate::Check;
@@ -198,9 +199,10 @@ impl ParseGameRequest for pb::AdjustClockRequest {
                 amount_ms: ms.unsigned_abs(),
             },
             _ => {
-                return Err(Status::invalid_argument(
-                    "change: set_remaining_ms > 0 or a non-zero add_ms required",
-                ));
+                return Err(Refusal::Field(
+                    "change: set_remaining_ms > 0 or a non-zero add_ms required".into(),
+                )
+                .into());
             }
         };
         arbitrate(self.game_id, (self.reason, self.rule), action)
@@ -217,12 +219,13 @@ impl ParseGameRequest for pb::DeclareResultRequest {
             Ok(pb::ResultReason::Penalty) => Declared::Penalty,
             Ok(pb::ResultReason::Forfeit) => Declared::Forfeit,
             _ => {
-                return Err(Status::invalid_argument(format!(
+                return Err(Refusal::Field(format!(
                     "reason: RESULT_REASON_ARBITER_DECISION, RESULT_REASON_PENALTY or \
                      RESULT_REASON_FORFEIT, got {}",
                     pb::ResultReason::try_from(self.reason)
                         .map_or_else(|_| self.reason.to_string(), |k| k.as_str_name().to_string())
-                )));
+                ))
+                .into());
             }
         };
         let action = ArbiterAction::DeclareResult { outcome, kind };
@@ -236,9 +239,7 @@ impl ParseGameRequest for pb::RuleOnClaimRequest {
             Ok(pb::ClaimRuling::Correct) => true,
             Ok(pb::ClaimRuling::Incorrect) => false,
             _ => {
-                return Err(Status::invalid_argument(
-                    "ruling: CORRECT or INCORRECT required",
-                ));
+                return Err(Refusal::Field("ruling: CORRECT or INCORRECT required".into()).into());
             }
         };
         let action = ArbiterAction::RuleOnClaim {
@@ -255,9 +256,7 @@ impl ParseGameRequest for pb::RuleOnIrregularityRequest {
             Ok(pb::IrregularityRuling::Stands) => Ruling::Stands,
             Ok(pb::IrregularityRuling::Corrected) => Ruling::Corrected,
             _ => {
-                return Err(Status::invalid_argument(
-                    "ruling: STANDS or CORRECTED required",
-                ));
+                return Err(Refusal::Field("ruling: STANDS or CORRECTED required".into()).into());
             }
         };
         let action = ArbiterAction::RuleOnIrregularity {

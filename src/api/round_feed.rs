@@ -461,22 +461,16 @@ async fn run(
             }
             Wake::Reveal => restand(&feed, &mut tracker, None).await,
             Wake::Created(c) => {
-                let joining = match joining(&hub, &filter, c).await {
-                    Ok(Some(metas)) => metas,
-                    Ok(None) => {
-                        listening = false;
-                        Vec::new()
-                    }
+                let has = |id: &str| feed.lock().standing.has(id);
+                let joining = match joining(&hub, &filter, c, &mut listening, has).await {
+                    Ok(metas) => metas,
                     Err(e) => {
                         feeds.leave(&feed, false);
-                        feed.publish(usize::MAX, What::Failed(status(&e)));
+                        feed.publish(usize::MAX, What::Failed(e));
                         return;
                     }
                 };
                 for meta in joining {
-                    if feed.lock().standing.has(&meta.id) {
-                        continue;
-                    }
                     // A game that joins is followed from its start.
                     match feed_watch(&hub, &meta.id, key.audience, Some(0)).await {
                         Ok(Some(w)) => {

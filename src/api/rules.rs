@@ -3,6 +3,7 @@
 use tonic::{Request, Response, Status};
 
 use super::convert;
+use super::error::Refusal;
 use super::error::bad;
 use super::pb;
 use super::service::Api;
@@ -22,7 +23,7 @@ impl pb::rules_service_server::RulesService for Api {
         let pos = if r.fen.trim().is_empty() {
             Position::start(variant)
         } else {
-            parse_fen(&r.fen, variant).map_err(|e| Status::invalid_argument(format!("fen: {e}")))?
+            parse_fen(&r.fen, variant).map_err(|e| Refusal::Field(format!("fen: {e}")))?
         };
         Ok(Response::new(pb::LegalMovesResponse {
             moves: convert::legal_moves(&pos),

@@ -8,6 +8,7 @@ use tonic::{Request, Status};
 
 use super::auth::{Action, Caller, Place, Role, Tokens};
 use super::convert;
+use super::error::Refusal;
 use super::error::{auth_status, status};
 use super::pb;
 use super::request::{ParseGameRequest, Wants};
@@ -217,7 +218,7 @@ impl Api {
 
     pub(super) async fn game(&self, id: &str) -> Result<GameHandle, Status> {
         if id.trim().is_empty() {
-            return Err(Status::invalid_argument("game_id: required"));
+            return Err(Refusal::Field("game_id: required".into()).into());
         }
         self.hub.game(id).await.map_err(|e| status(&e))
     }
@@ -312,10 +313,12 @@ impl Api {
                     (Some(side), _) => Some(side),
                     (None, Role::Player { side, .. }) => Some(*side),
                     (None, Role::Arbiter { .. }) if play.side_required_of_an_arbiter() => {
-                        return Err(Status::invalid_argument(
+                        return Err(Refusal::Field(
                             "side: SIDE_WHITE or SIDE_BLACK required (an arbiter names the \
-                             side that resigns)",
-                        ));
+                             side that resigns)"
+                                .into(),
+                        )
+                        .into());
                     }
                     // An arbiter who names no side acts for the side to move, which the
                     // game's task takes when it decides the command (no read before it).
@@ -325,11 +328,12 @@ impl Api {
                     // delay. An unknown game is still NOT_FOUND.
                     (None, role) => {
                         let handle = self.game(&r.game_id).await?;
-                        return Err(Status::permission_denied(format!(
+                        return Err(Refusal::Denied(format!(
                             "{} may not act for a player in game {}",
                             role.describe(),
                             handle.meta().id
-                        )));
+                        ))
+                        .into());
                     }
                 };
                 let actor = match &caller.role {
@@ -374,9 +378,10 @@ impl Api {
         let (event, place) = match role {
             Role::Board { event, place } => (event, place),
             _ => {
-                return Err(Status::invalid_argument(
-                    "bind.game_id: required (only a board token knows its game or board)",
-                ));
+                return Err(Refusal::Field(
+                    "bind.game_id: required (only a board token knows its game or board)".into(),
+                )
+                .into());
             }
         };
         let n = match place {
@@ -405,21 +410,23 @@ impl Api {
                 match all.last() {
                     Some(m) => m.id.clone(),
                     None => {
-                        return Err(Status::not_found(format!(
+                        return Err(Refusal::NotFound(format!(
                             "no game on board {n} of event '{event}' yet (the round is not \
                              paired): bind again once it is"
-                        )));
+                        ))
+                        .into());
                     }
                 }
             }
             several => {
                 let ids: Vec<&str> = several.iter().map(|m| m.id.as_str()).collect();
-                return Err(Status::failed_precondition(format!(
+                return Err(Refusal::NotNow(format!(
                     "board {n} of event '{event}' has {} unfinished games ({}): \
                      bind.game_id must name one",
                     ids.len(),
                     ids.join(", ")
-                )));
+                ))
+                .into());
             }
         };
         self.game(&id).await

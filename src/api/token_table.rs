@@ -14,6 +14,7 @@ use tokio_stream::Stream;
 use tonic::Status;
 
 use super::auth::{Caller, TokenConfig, Tokens};
+use super::error::Refusal;
 
 /// The current token list and a signal for each replacement.
 pub struct TokenTable {
@@ -140,9 +141,10 @@ where
         }
         if self.revoked.as_mut().poll(cx).is_ready() {
             self.done = true;
-            return Poll::Ready(Some(Err(Status::unauthenticated(
-                "token revoked: the server's token list was reloaded without it",
-            ))));
+            return Poll::Ready(Some(Err(Refusal::Unauthenticated(
+                "token revoked: the server's token list was reloaded without it".into(),
+            )
+            .into())));
         }
         Pin::new(&mut self.stream).poll_next(cx)
     }

@@ -6,6 +6,7 @@ use tonic::{Request, Response, Status};
 
 use super::auth::{Action, Caller, Role, round_audience};
 use super::convert;
+use super::error::Refusal;
 use super::error::{auth_status, bad, tournament_status};
 use super::pb;
 use super::ranking::{player_of, player_pb, standings_pb};
@@ -23,7 +24,7 @@ use standings::Verdict;
 fn fresh_seed() -> Result<Seed, Status> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes)
-        .map_err(|e| Status::unavailable(format!("no randomness for the lot's seed: {e}")))?;
+        .map_err(|e| Refusal::Unavailable(format!("no randomness for the lot's seed: {e}")))?;
     Ok(Seed(bytes))
 }
 
@@ -38,9 +39,11 @@ fn system(v: i32) -> Result<System, Status> {
         Ok(pb::TournamentSystem::DoubleRoundRobin) => Ok(System::DoubleRoundRobin),
         Ok(pb::TournamentSystem::Swiss) => Ok(System::Swiss),
         Ok(pb::TournamentSystem::Manual) => Ok(System::Manual),
-        _ => Err(Status::invalid_argument(
-            "system: required (ROUND_ROBIN, DOUBLE_ROUND_ROBIN, SWISS or MANUAL; RULES.md T 1)",
-        )),
+        _ => Err(Refusal::Field(
+            "system: required (ROUND_ROBIN, DOUBLE_ROUND_ROBIN, SWISS or MANUAL; RULES.md T 1)"
+                .into(),
+        )
+        .into()),
     }
 }
 
@@ -86,9 +89,11 @@ fn bye_kind(v: i32) -> Result<ByeKind, Status> {
         Ok(pb::ByeKind::PairingAllocated) => Ok(ByeKind::PairingAllocated),
         Ok(pb::ByeKind::Half) => Ok(ByeKind::Half),
         Ok(pb::ByeKind::Zero) => Ok(ByeKind::Zero),
-        _ => Err(Status::invalid_argument(
-            "byes[].kind: required (FREE_ROUND, PAIRING_ALLOCATED, HALF or ZERO; RULES.md T 6)",
-        )),
+        _ => Err(Refusal::Field(
+            "byes[].kind: required (FREE_ROUND, PAIRING_ALLOCATED, HALF or ZERO; RULES.md T 6)"
+                .into(),
+        )
+        .into()),
     }
 }
 
@@ -121,9 +126,7 @@ fn config(r: &pb::CreateTournamentRequest, delay: u64) -> Result<Config, Status>
             .enumerate()
             .map(|(i, t)| {
                 tiebreak(*t).ok_or_else(|| {
-                    Status::invalid_argument(format!(
-                        "tiebreaks[{i}]: not a tiebreak (RULES.md T 8)"
-                    ))
+                    Refusal::Field(format!("tiebreaks[{i}]: not a tiebreak (RULES.md T 8)"))
                 })
             })
             .collect::<Result<_, _>>()?
@@ -291,7 +294,7 @@ fn tournament_pb(t: &Tournament, whole: bool) -> pb::Tournament {
 fn paired_pb(t: &Tournament, round: u32) -> Result<pb::PairRoundResponse, Status> {
     let r = t
         .round(round)
-        .ok_or_else(|| Status::internal(format!("round {round} not recorded")))?;
+        .ok_or_else(|| Refusal::Internal(format!("round {round} not recorded")))?;
     Ok(pb::PairRoundResponse {
         round,
         pairings: r.pairings.iter().map(|p| pairing_pb(t, p)).collect(),
@@ -302,7 +305,7 @@ fn paired_pb(t: &Tournament, round: u32) -> Result<pb::PairRoundResponse, Status
 fn round_of(t: &Tournament, round: u32) -> Result<pb::TournamentRound, Status> {
     t.round(round)
         .map(|r| round_pb(t, r))
-        .ok_or_else(|| Status::internal(format!("round {round} not recorded")))
+        .ok_or_else(|| Refusal::Internal(format!("round {round} not recorded")).into())
 }
 
 /// A crosstable cell as the wire has it.
@@ -448,9 +451,10 @@ impl Api {
     /// missing or fails; FAILED_PRECONDITION when none is configured.
     async fn engine_pairs(&self, key: &str, round: u32) -> Result<GivenPairings, Status> {
         let engine = self.pairing_engine().cloned().ok_or_else(|| {
-            Status::failed_precondition(
+            Refusal::NotNow(
                 "a Swiss round's pairings come from an engine (RULES.md T 1): configure \
-                 [tournaments] pairing_engine, or give them (PairRound.boards, ImportPairings)",
+                 [tournaments] pairing_engine, or give them (PairRound.boards, ImportPairings)"
+                    .into(),
             )
         })?;
         let state = self
@@ -460,9 +464,9 @@ impl Api {
             .map_err(|e| tournament_status(&e))?;
         let asked = tokio::task::spawn_blocking(move || engine.pair_blocking(&state, round))
             .await
-            .map_err(|e| Status::internal(format!("the pairing engine's thread: {e}")))?;
+            .map_err(|e| Refusal::Internal(format!("the pairing engine's thread: {e}")))?;
         asked.map_err(|e| match e {
-            EngineError::Unavailable(words) => Status::unavailable(words),
+            EngineError::Unavailable(words) => Refusal::Unavailable(words).into(),
             EngineError::Refused(r) => tournament_status(&r.into()),
         })
     }
@@ -481,9 +485,8 @@ impl pb::tournament_service_server::TournamentService for Api {
         })
         .map_err(auth_status)?;
         if !r.ballot_table.is_empty() {
-            ballot::table(&r.ballot_table).map_err(|e| {
-                Status::invalid_argument(format!("ballot_table: {e} (RULES.md T 3)"))
-            })?;
+            ballot::table(&r.ballot_table)
+                .map_err(|e| Refusal::Field(format!("ballot_table: {e} (RULES.md T 3)")))?;
         }
         let config = config(&r, self.event_delay(r.name.trim()))?;
         let (_, t) = self
@@ -699,7 +702,7 @@ impl pb::tournament_service_server::TournamentService for Api {
             .tournament_command(&caller, &r.tournament, annul)
             .await?;
         let (round, slot) = t.replacing(&r.game_id).ok_or_else(|| {
-            Status::internal(format!("{}: the replay is not recorded", r.game_id))
+            Refusal::Internal(format!("{}: the replay is not recorded", r.game_id))
         })?;
         Ok(Response::new(pb::AnnulDefaultResponse {
             round: Some(round_of(&t, round)?),
@@ -715,8 +718,8 @@ impl pb::tournament_service_server::TournamentService for Api {
         let r = checked(req)?;
         let key = Self::key(&r.tournament);
         let before = self.write_access(&caller.role, &key).await?;
-        let read = trf::read_round(&r.trf, r.round)
-            .map_err(|e| Status::invalid_argument(format!("trf: {e}")))?;
+        let read =
+            trf::read_round(&r.trf, r.round).map_err(|e| Refusal::Field(format!("trf: {e}")))?;
         let note = if r.source_note.is_empty() {
             "imported from TRF".to_string()
         } else {
@@ -826,11 +829,12 @@ impl Api {
         match role {
             Role::Arbiter { event } if event.as_deref().is_none_or(|e| e == name) => {}
             _ => {
-                return Err(Status::permission_denied(format!(
+                return Err(Refusal::Denied(format!(
                     "authorization: the TRF of {name:?} is for its arbiter; {} may not \
                      read it",
                     role.describe()
-                )));
+                ))
+                .into());
             }
         }
         Ok(trf::write_trf(&seen_by(role, t)))
@@ -849,10 +853,11 @@ impl Api {
         let t = seen_by(role, self.read_tournament(&r.tournament).await?);
         let paired = t.rounds().len() as u32;
         if r.round > paired {
-            return Err(Status::failed_precondition(format!(
+            return Err(Refusal::NotNow(format!(
                 "round: round {} is not paired ({paired} so far)",
                 r.round
-            )));
+            ))
+            .into());
         }
         Ok(standings_pb(&t, r.round))
     }

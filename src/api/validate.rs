@@ -12,7 +12,8 @@ use tonic::{Request, Status};
 
 use super::convert::BadField;
 use super::cursor::Cursor;
-use super::error::bounded_message;
+use super::error::Refusal;
+use super::error::bad as refusal;
 use super::pb;
 use crate::clock::{MAX_ADJUSTMENT, MAX_MOVES, MAX_PERIOD_TIME};
 use crate::game::{MAX_BROADCAST_DELAY_MS, MAX_DEFAULT_TIME_MS, MAX_REASON_BYTES, MAX_RULE_BYTES};
@@ -927,7 +928,7 @@ macro_rules! requests {
         fn check_by_name(message: &str, bytes: &[u8]) -> Result<(), Status> {
             match message {
                 $(stringify!($ty) => decode_and_check::<pb::$ty>(bytes),)*
-                other => Err(Status::not_found(format!("no request message {}", quote(other)))),
+                other => Err(Refusal::NotFound(format!("no request message {}", quote(other))).into()),
             }
         }
     };
@@ -978,15 +979,8 @@ requests!(
 
 fn decode_and_check<T: Message + Default + Check>(bytes: &[u8]) -> Result<(), Status> {
     // prost's error names every nested field on the way down: bounded like the rest.
-    let m = T::decode(bytes).map_err(|e| {
-        Status::invalid_argument(bounded_message(&format!("undecodable request: {e}")))
-    })?;
+    let m = T::decode(bytes).map_err(|e| Refusal::Field(format!("undecodable request: {e}")))?;
     m.check().map_err(refusal)
-}
-
-/// INVALID_ARGUMENT for a bad field, its message within the status bound.
-fn refusal(e: BadField) -> Status {
-    Status::invalid_argument(bounded_message(&e.0))
 }
 
 /// Decodes `bytes` as the request message named `message` (one of

@@ -16,6 +16,7 @@ use tonic::Status;
 use super::auth::{Role, audience};
 use super::convert::{event_pb, resync_pb};
 use super::cursor::Cursor;
+use super::error::Refusal;
 use super::error::status;
 use super::frame::{Encoded, EventFrame};
 use super::pb;
@@ -264,22 +265,16 @@ pub(super) fn watch_round(
                 },
                 Wake::Drained => {}
                 Wake::Created(c) => {
-                    let joining = match joining(&hub, &filter, c).await {
-                        Ok(Some(metas)) => metas,
-                        Ok(None) => {
-                            listening = false;
-                            Vec::new()
-                        }
+                    let has = |id: &str| standing.has(id);
+                    let joining = match joining(&hub, &filter, c, &mut listening, has).await {
+                        Ok(metas) => metas,
                         Err(e) => {
-                            yield Err(status(&e));
+                            yield Err(e);
                             break;
                         }
                     };
                     let mut failed = None;
                     for meta in joining {
-                        if standing.has(&meta.id) {
-                            continue;
-                        }
                         // A game that joins is watched from its start.
                         match join(&hub, &role, &meta.id, 0, None).await {
                             Ok(Some(w)) => {
@@ -306,9 +301,9 @@ pub(super) fn watch_round(
     }
 }
 
-/// The games of `filter` a creation notice brings to a round stream: the game created,
-/// or, after falling behind the notices, every game listed again (the stream skips those
-/// it has); `None` once no notice can come.
+/// The games of `filter` a creation notice brings to a round stream that it does not
+/// have yet (`has`): the game created, or, after falling behind the notices, every game
+/// listed again. Once no notice can come, `listening` is cleared.
 ///
 /// # Errors
 /// The store failing while the games are listed again.
@@ -316,21 +311,27 @@ pub(super) async fn joining(
     hub: &Hub,
     filter: &GameFilter,
     notice: Result<Arc<GameMeta>, broadcast::error::RecvError>,
-) -> Result<Option<Vec<GameMeta>>, HubError> {
+    listening: &mut bool,
+    has: impl Fn(&str) -> bool,
+) -> Result<Vec<GameMeta>, Status> {
     let metas = match notice {
         Ok(meta) => vec![meta.as_ref().clone()],
-        Err(broadcast::error::RecvError::Lagged(_)) => hub.list_by_creation(filter).await?,
-        Err(broadcast::error::RecvError::Closed) => return Ok(None),
+        Err(broadcast::error::RecvError::Lagged(_)) => {
+            hub.list_by_creation(filter).await.map_err(|e| status(&e))?
+        }
+        Err(broadcast::error::RecvError::Closed) => {
+            *listening = false;
+            Vec::new()
+        }
     };
-    Ok(Some(
-        metas
-            .into_iter()
-            .filter(|m| {
-                filter.event.as_ref().is_none_or(|e| *e == m.event)
-                    && filter.round.as_ref().is_none_or(|r| *r == m.round)
-            })
-            .collect(),
-    ))
+    Ok(metas
+        .into_iter()
+        .filter(|m| {
+            filter.event.as_ref().is_none_or(|e| *e == m.event)
+                && filter.round.as_ref().is_none_or(|r| *r == m.round)
+                && !has(&m.id)
+        })
+        .collect())
 }
 
 /// The last seq of game `handle` as `audience` sees it (for the public of a delayed game,
@@ -358,9 +359,10 @@ pub(super) async fn past_last(
 /// `OUT_OF_RANGE` for a resume point past the last event of game `id` the caller can
 /// see (`what` names the request's field and, for a map, its key).
 pub(super) fn out_of_range(what: &str, from: u64, id: &str, last: u64) -> Status {
-    Status::out_of_range(format!(
+    Refusal::PastEnd(format!(
         "{what} {from}: past the last event of game {id} (seq {last})"
     ))
+    .into()
 }
 
 /// Where a round stream starts a game: after `seq`, and whether the caller said so for

@@ -521,18 +521,37 @@ pub(super) async fn connect(c: &Connection, server: &str) -> Result<Channel, Str
     channel(server, &tls).await
 }
 
+/// A runtime of its own for a command (`threads`: a worker per core, else the current
+/// thread only); failing, `error: runtime: …` is said on stderr and the exit code is 1.
+///
+/// # Errors
+/// The exit code to return.
+pub fn runtime(threads: bool) -> Result<tokio::runtime::Runtime, ExitCode> {
+    let mut builder = if threads {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    builder.enable_all().build().map_err(|e| {
+        eprintln!("error: runtime: {e}");
+        ExitCode::FAILURE
+    })
+}
+
 /// Runs a client future on a runtime of its own (current thread): exit 0, or 1 with
 /// `error: …` on stderr.
 pub fn block_on<F: std::future::Future<Output = Result<(), String>>>(f: F) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    run_on(false, f)
+}
+
+/// Runs `f` on a runtime of its own ([`runtime`]): exit 0, or 1 with `error: …` on stderr.
+pub fn run_on<F: std::future::Future<Output = Result<(), String>>>(
+    threads: bool,
+    f: F,
+) -> ExitCode {
+    let runtime = match runtime(threads) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     match runtime.block_on(f) {
         Ok(()) => ExitCode::SUCCESS,

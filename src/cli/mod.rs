@@ -21,7 +21,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use arbiter::{ArbiterAction, ArbiterArgs};
-pub use client::{ClientArgs, Connection, CreateArgs, GameAction, block_on, channel, endpoint};
+pub use client::{
+    ClientArgs, Connection, CreateArgs, GameAction, block_on, channel, endpoint, run_on, runtime,
+};
 pub use eventlog::{CheckArgs, ExportArgs, ImportArgs};
 pub use events::{clock_time, describe, event_json, game_json};
 pub use moves::MovesArgs;

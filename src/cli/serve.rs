@@ -176,15 +176,9 @@ pub(super) fn run_serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::runtime(true) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let result = runtime.block_on(async {
         let metrics = Arc::new(Metrics::new());

@@ -329,6 +329,14 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
     let token = &c.token;
     let json = c.json;
     let st = |s: tonic::Status| status_text(&s);
+    macro_rules! call {
+        ($method:ident($request:expr)) => {
+            t.$method(request(token, $request))
+                .await
+                .map_err(st)?
+                .into_inner()
+        };
+    }
     match &args.action {
         TournamentAction::Create {
             name,
@@ -354,52 +362,34 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
                 SystemArg::Swiss => pb::TournamentSystem::Swiss,
                 SystemArg::Manual => pb::TournamentSystem::Manual,
             };
-            let created = t
-                .create_tournament(request(
-                    token,
-                    pb::CreateTournamentRequest {
-                        name: name.clone(),
-                        variant: v as i32,
-                        system: system as i32,
-                        rounds: *rounds,
-                        time_control: time_control.clone(),
-                        ballot_table: ballot.clone(),
-                        ballot_per_round: *ballot_per_round,
-                        games_per_pairing: *games_per_pairing,
-                        default_time_ms: default_time_minutes.map(|m| m.saturating_mul(60_000)),
-                        scoring: match scoring {
-                            ScoringArg::TwoOneZero => pb::TournamentScoring::TwoOneZero,
-                            ScoringArg::OneHalfZero => pb::TournamentScoring::OneHalfZero,
-                        } as i32,
-                        site: site.clone(),
-                        time_zone: time_zone.clone(),
-                        ..Default::default()
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let created = call!(create_tournament(pb::CreateTournamentRequest {
+                name: name.clone(),
+                variant: v as i32,
+                system: system as i32,
+                rounds: *rounds,
+                time_control: time_control.clone(),
+                ballot_table: ballot.clone(),
+                ballot_per_round: *ballot_per_round,
+                games_per_pairing: *games_per_pairing,
+                default_time_ms: default_time_minutes.map(|m| m.saturating_mul(60_000)),
+                scoring: match scoring {
+                    ScoringArg::TwoOneZero => pb::TournamentScoring::TwoOneZero,
+                    ScoringArg::OneHalfZero => pb::TournamentScoring::OneHalfZero,
+                } as i32,
+                site: site.clone(),
+                time_zone: time_zone.clone(),
+                ..Default::default()
+            }));
             print_tournament(json, created.tournament.as_ref(), false);
         }
         TournamentAction::Show { name } => {
-            let got = t
-                .get_tournament(request(
-                    token,
-                    pb::GetTournamentRequest {
-                        tournament: name.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let got = call!(get_tournament(pb::GetTournamentRequest {
+                tournament: name.clone(),
+            }));
             print_tournament(json, got.tournament.as_ref(), true);
         }
         TournamentAction::List => {
-            let all = t
-                .list_tournaments(request(token, pb::ListTournamentsRequest {}))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let all = call!(list_tournaments(pb::ListTournamentsRequest {}));
             for one in &all.tournaments {
                 print_tournament(json, Some(one), false);
             }
@@ -409,17 +399,10 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
                 .iter()
                 .map(|p| player_arg(p))
                 .collect::<Result<Vec<_>, _>>()?;
-            let added = t
-                .add_players(request(
-                    token,
-                    pb::AddPlayersRequest {
-                        tournament: name.clone(),
-                        players,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let added = call!(add_players(pb::AddPlayersRequest {
+                tournament: name.clone(),
+                players,
+            }));
             print_players(json, &added.players);
         }
         TournamentAction::Withdraw {
@@ -427,32 +410,18 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
             player,
             reason,
         } => {
-            let done = t
-                .withdraw_player(request(
-                    token,
-                    pb::WithdrawPlayerRequest {
-                        tournament: name.clone(),
-                        player_id: *player,
-                        reason: reason.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let done = call!(withdraw_player(pb::WithdrawPlayerRequest {
+                tournament: name.clone(),
+                player_id: *player,
+                reason: reason.clone(),
+            }));
             print_players(json, done.player.as_slice());
         }
         TournamentAction::Number { name, hall } => {
-            let numbered = t
-                .number_players(request(
-                    token,
-                    pb::NumberPlayersRequest {
-                        tournament: name.clone(),
-                        hall_order: hall.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let numbered = call!(number_players(pb::NumberPlayersRequest {
+                tournament: name.clone(),
+                hall_order: hall.clone(),
+            }));
             print_players(json, &numbered.players);
         }
         TournamentAction::Pair {
@@ -462,37 +431,23 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
             byes,
             source,
         } => {
-            let paired = t
-                .pair_round(request(
-                    token,
-                    pb::PairRoundRequest {
-                        tournament: name.clone(),
-                        round: *round,
-                        boards: boards
-                            .iter()
-                            .map(|b| board_arg(b))
-                            .collect::<Result<_, _>>()?,
-                        byes: byes.iter().map(|b| bye_arg(b)).collect::<Result<_, _>>()?,
-                        source_note: source.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let paired = call!(pair_round(pb::PairRoundRequest {
+                tournament: name.clone(),
+                round: *round,
+                boards: boards
+                    .iter()
+                    .map(|b| board_arg(b))
+                    .collect::<Result<_, _>>()?,
+                byes: byes.iter().map(|b| bye_arg(b)).collect::<Result<_, _>>()?,
+                source_note: source.clone(),
+            }));
             print_paired(json, &paired);
         }
         TournamentAction::Start { name, round } => {
-            let started = t
-                .start_round(request(
-                    token,
-                    pb::StartRoundRequest {
-                        tournament: name.clone(),
-                        round: *round,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let started = call!(start_round(pb::StartRoundRequest {
+                tournament: name.clone(),
+                round: *round,
+            }));
             print_round(json, started.round.as_ref());
         }
         TournamentAction::Absent {
@@ -500,18 +455,11 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
             round,
             player,
         } => {
-            let marked = t
-                .mark_absent(request(
-                    token,
-                    pb::MarkAbsentRequest {
-                        tournament: name.clone(),
-                        round: *round,
-                        player_id: *player,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let marked = call!(mark_absent(pb::MarkAbsentRequest {
+                tournament: name.clone(),
+                round: *round,
+                player_id: *player,
+            }));
             print_round(json, marked.round.as_ref());
         }
         TournamentAction::Forfeit {
@@ -519,18 +467,11 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
             round,
             player,
         } => {
-            let recorded = t
-                .record_forfeit(request(
-                    token,
-                    pb::RecordForfeitRequest {
-                        tournament: name.clone(),
-                        round: *round,
-                        player_id: *player,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let recorded = call!(record_forfeit(pb::RecordForfeitRequest {
+                tournament: name.clone(),
+                round: *round,
+                player_id: *player,
+            }));
             print_round(json, recorded.round.as_ref());
         }
         TournamentAction::AnnulDefault {
@@ -538,18 +479,11 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
             game_id,
             reason,
         } => {
-            let annulled = t
-                .annul_default(request(
-                    token,
-                    pb::AnnulDefaultRequest {
-                        tournament: name.clone(),
-                        game_id: game_id.clone(),
-                        reason: reason.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let annulled = call!(annul_default(pb::AnnulDefaultRequest {
+                tournament: name.clone(),
+                game_id: game_id.clone(),
+                reason: reason.clone(),
+            }));
             if json {
                 let round = annulled.round.as_ref().map(round_json);
                 println!(
@@ -572,35 +506,21 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
         } => {
             let trf =
                 std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-            let imported = t
-                .import_pairings(request(
-                    token,
-                    pb::ImportPairingsRequest {
-                        tournament: name.clone(),
-                        round: *round,
-                        trf,
-                        source_note: source.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let imported = call!(import_pairings(pb::ImportPairingsRequest {
+                tournament: name.clone(),
+                round: *round,
+                trf,
+                source_note: source.clone(),
+            }));
             if let Some(paired) = &imported.paired {
                 print_paired(json, paired);
             }
         }
         TournamentAction::Trf { name } => {
-            let trf = t
-                .export_trf(request(
-                    token,
-                    pb::ExportTrfRequest {
-                        tournament: name.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner()
-                .trf;
+            let trf = call!(export_trf(pb::ExportTrfRequest {
+                tournament: name.clone(),
+            }))
+            .trf;
             if json {
                 println!("{}", json!({ "trf": trf }));
             } else {
@@ -608,30 +528,16 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
             }
         }
         TournamentAction::Standings { name, round } => {
-            let standings = t
-                .get_standings(request(
-                    token,
-                    pb::GetStandingsRequest {
-                        tournament: name.clone(),
-                        round: *round,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let standings = call!(get_standings(pb::GetStandingsRequest {
+                tournament: name.clone(),
+                round: *round,
+            }));
             super::standings::print_standings(json, &standings);
         }
         TournamentAction::Crosstable { name, matrix } => {
-            let table = t
-                .get_crosstable(request(
-                    token,
-                    pb::GetCrosstableRequest {
-                        tournament: name.clone(),
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let table = call!(get_crosstable(pb::GetCrosstableRequest {
+                tournament: name.clone(),
+            }));
             super::standings::print_crosstable(json, *matrix, &table);
         }
         TournamentAction::Watch { name, round } => {
@@ -673,18 +579,11 @@ async fn tournament(args: &TournamentArgs) -> Result<(), String> {
                 ReportFormatArg::Csv => pb::ReportFormat::Csv,
                 ReportFormatArg::Json => pb::ReportFormat::Json,
             };
-            let report = t
-                .get_round_report(request(
-                    token,
-                    pb::GetRoundReportRequest {
-                        tournament: name.clone(),
-                        round: *round,
-                        format: format as i32,
-                    },
-                ))
-                .await
-                .map_err(st)?
-                .into_inner();
+            let report = call!(get_round_report(pb::GetRoundReportRequest {
+                tournament: name.clone(),
+                round: *round,
+                format: format as i32,
+            }));
             match output {
                 Some(path) => {
                     std::fs::write(path, report.text.as_bytes())

@@ -1,13 +1,25 @@
 //! The hub's tests: recovery and creation, watchers, memory (eviction, listings, limits).
 
+use crate::game::{Actor, Command, GameSettings};
+use crate::hub::*;
+use crate::rules::Variant;
+use crate::store::{MemoryStore, Stream};
+use std::time::Duration;
+
+/// A hub on a memory store of its own.
+fn hub_with(config: HubConfig) -> Arc<Hub> {
+    Hub::with_config(
+        Arc::new(MemoryStore::new()),
+        false,
+        Arc::new(Metrics::new()),
+        config,
+    )
+}
+
 mod registry {
-    use crate::game::{Actor, Command, GameEvent, GameSettings};
-    use crate::hub::*;
-    use crate::rules::Variant;
-    use crate::store::GameRecord;
-    use crate::store::MemoryStore;
-    use crate::store::{StoreError, Stream};
-    use std::time::Duration;
+    use super::*;
+    use crate::game::GameEvent;
+    use crate::store::{GameRecord, StoreError};
 
     fn meta(id: &str) -> GameMeta {
         GameMeta {
@@ -253,25 +265,16 @@ mod registry {
 }
 
 mod watch {
+    use super::*;
     use crate::game::EventKind;
-    use crate::game::{Actor, Command, GameSettings};
-    use crate::hub::*;
-    use crate::rules::{Color, Variant};
-    use crate::store::MemoryStore;
-    use crate::store::Stream;
-    use std::time::Duration;
+    use crate::rules::Color;
 
     fn hub(watcher_queue: usize) -> Arc<Hub> {
-        Hub::with_config(
-            Arc::new(MemoryStore::new()),
-            false,
-            Arc::new(Metrics::new()),
-            HubConfig {
-                command_queue: 8,
-                watcher_queue,
-                ..HubConfig::default()
-            },
-        )
+        hub_with(HubConfig {
+            command_queue: 8,
+            watcher_queue,
+            ..HubConfig::default()
+        })
     }
 
     async fn started(hub: &Arc<Hub>, id: &str) -> GameHandle {
@@ -542,21 +545,12 @@ mod watch {
 }
 
 mod memory {
-    use crate::game::{Actor, Command, GameSettings, GameSummary};
-    use crate::hub::*;
-    use crate::rules::{Color, Variant};
-    use crate::store::MemoryStore;
-    use crate::store::{GameFilter, Stream};
-    use std::time::Duration;
+    use super::*;
+    use crate::game::GameSummary;
+    use crate::rules::Color;
+    use crate::store::GameFilter;
 
-    fn hub(config: HubConfig) -> Arc<Hub> {
-        Hub::with_config(
-            Arc::new(MemoryStore::new()),
-            false,
-            Arc::new(Metrics::new()),
-            config,
-        )
-    }
+    use super::hub_with as hub;
 
     async fn finished(hub: &Arc<Hub>, id: &str) -> GameHandle {
         let meta = GameMeta {

@@ -374,16 +374,7 @@ const ORTHOGONALS: &[Direction] = &[
 ];
 /// Forward and sideways (Turkish men).
 const FORWARD_AND_SIDEWAYS: &[Direction] = &[Direction::Up, Direction::Left, Direction::Right];
-const ALL_EIGHT: &[Direction] = &[
-    Direction::UpLeft,
-    Direction::UpRight,
-    Direction::DownLeft,
-    Direction::DownRight,
-    Direction::Up,
-    Direction::Down,
-    Direction::Left,
-    Direction::Right,
-];
+const ALL_EIGHT: &[Direction] = &Direction::ALL;
 
 static RUSSIAN: Rules = RUSSIAN_RULES;
 static INTERNATIONAL: Rules = INTERNATIONAL_RULES;
@@ -414,30 +405,19 @@ const RUSSIAN_RULES: Rules = Rules {
     win_rule: "RU 1.8",
 };
 
-/// FMJD rules. Brazilian and antidraughts are written as changes to this.
+/// FMJD rules: where they differ from the Russian. Brazilian and antidraughts are written
+/// as changes to this.
 const INTERNATIONAL_RULES: Rules = Rules {
     board: BoardKind::Diagonal10x10,
-    first_to_move: Color::White,
-    man_moves: FORWARD_DIAGONALS,
-    man_captures: DIAGONALS,
-    hops: &[],
-    crowning: true,
-    king_dirs: DIAGONALS,
-    king_captures: DIAGONALS,
-    king_range: KingRange::Flying,
     capture_choice: CaptureChoice::MaximumPieces,
     promotion_in_capture: PromotionInCapture::ContinueAsMan,
-    men_capture_kings: true,
-    removal: Removal::AfterMove,
-    win: WinCondition::Normal,
     draws: DrawRules::Fmjd,
     notation: NotationStyle::Numeric,
-    mirrored: false,
     start: StartPosition::Rows(4),
-    same_king_move_limit: None,
     game_type: Some(20),
     main_road: &[],
     win_rule: "FMJD 1.8",
+    ..RUSSIAN_RULES
 };
 
 static ENGLISH: Rules = Rules {

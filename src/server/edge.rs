@@ -40,6 +40,7 @@ use tonic::codegen::{Bytes, Service};
 use tonic::server::NamedService;
 
 use super::conn::{ConnInfo, StreamGuard};
+use crate::api::Refusal;
 use crate::api::{MAX_STATUS_MESSAGE, bounded_message};
 
 /// The edge's settings.
@@ -195,21 +196,24 @@ impl Framing {
     /// that takes one (tonic's INTERNAL "Missing request message.").
     fn ended(&self) -> Result<(), Status> {
         if self.have > 0 {
-            return Err(Status::invalid_argument(format!(
+            return Err(Refusal::Field(format!(
                 "the request ended inside a gRPC message prefix ({} of 5 bytes)",
                 self.have
-            )));
+            ))
+            .into());
         }
         if self.skip > 0 {
-            return Err(Status::invalid_argument(format!(
+            return Err(Refusal::Field(format!(
                 "the request ended inside a gRPC message: {} bytes of it missing",
                 self.skip
-            )));
+            ))
+            .into());
         }
         match &self.one {
-            Some(method) if self.messages == 0 => Err(Status::invalid_argument(format!(
+            Some(method) if self.messages == 0 => Err(Refusal::Field(format!(
                 "the request has no message: {method} takes exactly one"
-            ))),
+            ))
+            .into()),
             _ => Ok(()),
         }
     }
@@ -233,11 +237,12 @@ impl Framing {
                 let [_, a, b, c, d] = self.prefix;
                 let len = u32::from_be_bytes([a, b, c, d]);
                 if len as usize > self.max {
-                    return Err(Status::resource_exhausted(format!(
+                    return Err(Refusal::Limit(format!(
                         "a request message of {len} bytes: the server takes at most {} \
                          (max_message_bytes)",
                         self.max
-                    )));
+                    ))
+                    .into());
                 }
                 self.skip = u64::from(len);
             }

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 
 use super::record::now_ms;
 use super::{
-    AliveMark, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, Stream, SummaryUpdate,
+    AliveMark, Append, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, Stream,
     TournamentRecord, sort_games,
 };
 
@@ -148,16 +148,13 @@ impl EventStore for MemoryStore {
         Ok(self.lock().games.get(game_id).cloned())
     }
 
-    async fn append(
-        &self,
-        stream: Stream<'_>,
-        expected_next_seq: u64,
-        payloads: Vec<Vec<u8>>,
-        summary: Option<SummaryUpdate>,
-    ) -> Result<u64, StoreError> {
-        if payloads.is_empty() {
-            return Err(StoreError::EmptyAppend);
-        }
+    async fn write(&self, batch: Append<'_>) -> Result<u64, StoreError> {
+        let Append {
+            stream,
+            expected_next_seq,
+            payloads,
+            summary,
+        } = batch;
         let mut state = self.lock();
         let log = state.log_mut(stream)?;
         let next = log.len() as u64 + 1;

@@ -91,6 +91,20 @@ pub trait CommitObserver: Send + Sync + std::fmt::Debug {
     fn committed(&self, took: std::time::Duration);
 }
 
+/// One append as a backend writes it: events of one stream from a seq on (never none),
+/// and the stream row's summary with them.
+#[derive(Debug)]
+pub struct Append<'a> {
+    /// The game's or the tournament's log.
+    pub stream: Stream<'a>,
+    /// The seq the first payload takes: the log's next, or the append is a conflict.
+    pub expected_next_seq: u64,
+    /// The events, encoded, in seq order.
+    pub payloads: Vec<Vec<u8>>,
+    /// The stream row's finished flag and summary, written with the events.
+    pub summary: Option<SummaryUpdate>,
+}
+
 /// A durable, append-only log of game events plus a table of games.
 ///
 /// Every method is atomic: it either does all it says or nothing. Stores are shared
@@ -157,7 +171,25 @@ pub trait EventStore: Send + Sync {
         expected_next_seq: u64,
         payloads: Vec<Vec<u8>>,
         summary: Option<SummaryUpdate>,
-    ) -> Result<u64, StoreError>;
+    ) -> Result<u64, StoreError> {
+        if payloads.is_empty() {
+            return Err(StoreError::EmptyAppend);
+        }
+        self.write(Append {
+            stream,
+            expected_next_seq,
+            payloads,
+            summary,
+        })
+        .await
+    }
+
+    /// The backend's part of [`EventStore::append`], after the request was checked (its
+    /// payloads are not empty); callers use `append`.
+    ///
+    /// # Errors
+    /// As [`EventStore::append`].
+    async fn write(&self, batch: Append<'_>) -> Result<u64, StoreError>;
 
     /// A stream's events with `seq >= from_seq`, in seq order. `from_seq` 0 or 1 loads
     /// the whole log; to resume after the last seen seq `s`, pass `s + 1`.

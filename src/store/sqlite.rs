@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::checkpoint::Checkpointer;
 use super::writer::{self, Op, Reply, Request, from_sql_seq, to_sql_seq};
 use super::{
-    AliveMark, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, Stream, SummaryUpdate,
+    AliveMark, Append, EventStore, GameFilter, GameRecord, StoreError, StoredEvent, Stream,
     TournamentRecord, schema, sort_games,
 };
 
@@ -244,16 +244,13 @@ impl EventStore for SqliteStore {
         .await
     }
 
-    async fn append(
-        &self,
-        stream: Stream<'_>,
-        expected_next_seq: u64,
-        payloads: Vec<Vec<u8>>,
-        summary: Option<SummaryUpdate>,
-    ) -> Result<u64, StoreError> {
-        if payloads.is_empty() {
-            return Err(StoreError::EmptyAppend);
-        }
+    async fn write(&self, batch: Append<'_>) -> Result<u64, StoreError> {
+        let Append {
+            stream,
+            expected_next_seq,
+            payloads,
+            summary,
+        } = batch;
         self.write_seq(Op::Append {
             kind: stream.kind(),
             game_id: stream.id().to_string(),

@@ -683,6 +683,17 @@ mod tests {
         (dir, conn, KnownSeqs::default())
     }
 
+    /// [`writer`], with the engine refusing any event whose payload is `bad`.
+    fn writer_refusing_bad() -> (tempfile::TempDir, Connection, KnownSeqs) {
+        let (dir, conn, known) = writer();
+        conn.execute_batch(
+            "CREATE TRIGGER refuse_bad BEFORE INSERT ON events WHEN NEW.payload = X'626164'
+             BEGIN SELECT RAISE(ABORT, 'bad payload'); END;",
+        )
+        .expect("trigger");
+        (dir, conn, known)
+    }
+
     /// The seqs a refusal as a conflict names (expected, actual), if it is one.
     fn conflict_seqs(answer: Result<u64, StoreError>) -> Option<(u64, u64)> {
         match answer {
@@ -769,12 +780,7 @@ mod tests {
     /// its partial rows are gone, and the rest of the batch commits.
     #[test]
     fn an_engine_failure_mid_request_is_replayed_without_it() {
-        let (_dir, mut conn, mut known) = writer();
-        conn.execute_batch(
-            "CREATE TRIGGER refuse_bad BEFORE INSERT ON events WHEN NEW.payload = X'626164'
-             BEGIN SELECT RAISE(ABORT, 'bad payload'); END;",
-        )
-        .expect("trigger");
+        let (_dir, mut conn, mut known) = writer_refusing_bad();
         let (r1, a1) = request(create("a"));
         let (r2, a2) = request(create("b"));
         write_batch(&mut conn, vec![r1, r2].into_iter(), None, &mut known);
@@ -832,12 +838,7 @@ mod tests {
     /// written, the game row goes too, and a taken id writes nothing.
     #[test]
     fn a_game_is_created_with_its_first_events_or_not_at_all() {
-        let (_dir, mut conn, mut known) = writer();
-        conn.execute_batch(
-            "CREATE TRIGGER refuse_bad BEFORE INSERT ON events WHEN NEW.payload = X'626164'
-             BEGIN SELECT RAISE(ABORT, 'bad payload'); END;",
-        )
-        .expect("trigger");
+        let (_dir, mut conn, mut known) = writer_refusing_bad();
         let with_events = |game: &str, payloads: Vec<Vec<u8>>| {
             let Op::CreateGame(record) = create(game) else {
                 unreachable!("create builds a CreateGame")

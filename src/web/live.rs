@@ -52,68 +52,48 @@ struct Asset {
     body: &'static [u8],
 }
 
-const PAGE: Asset = Asset {
-    name: "live.html",
-    content_type: "text/html; charset=utf-8",
-    body: include_bytes!("live/live.html"),
-};
+impl Asset {
+    /// A file served with the content type its name's extension says.
+    const fn new(name: &'static str, body: &'static [u8]) -> Asset {
+        let content_type = match name.as_bytes() {
+            [.., b'h', b't', b'm', b'l'] => "text/html; charset=utf-8",
+            [.., b'c', b's', b's'] => "text/css; charset=utf-8",
+            [.., b'.', b'j', b's'] => "text/javascript; charset=utf-8",
+            _ => "application/octet-stream",
+        };
+        Asset {
+            name,
+            content_type,
+            body,
+        }
+    }
+}
+
+const PAGE: Asset = Asset::new("live.html", include_bytes!("live/live.html"));
 
 /// The arbiter's console (`/arbiter/<event>[/<round>]`).
-const CONSOLE: Asset = Asset {
-    name: "console.html",
-    content_type: "text/html; charset=utf-8",
-    body: include_bytes!("live/console.html"),
-};
+const CONSOLE: Asset = Asset::new("console.html", include_bytes!("live/console.html"));
 
 /// The pages, before [`FILES`] in [`TAGS`].
 const PAGES: [&Asset; 2] = [&PAGE, &CONSOLE];
 
 /// The files under [`ASSETS`], by the name in their URL.
 const FILES: [Asset; 8] = [
-    Asset {
-        name: "live.css",
-        content_type: "text/css; charset=utf-8",
-        body: include_bytes!("live/live.css"),
-    },
-    Asset {
-        // The standings page's (`/standings/<event>`, written by `super::standings`).
-        name: "standings.css",
-        content_type: "text/css; charset=utf-8",
-        body: include_bytes!("live/standings.css"),
-    },
-    Asset {
-        name: "live.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("live/live.js"),
-    },
-    Asset {
-        // What the live page and the console share: the API, the token, the sign-in.
-        name: "common.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("live/common.js"),
-    },
-    Asset {
-        name: "console.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("live/console.js"),
-    },
-    Asset {
-        name: "console.css",
-        content_type: "text/css; charset=utf-8",
-        body: include_bytes!("live/console.css"),
-    },
-    Asset {
-        name: "connect-protobuf.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("live/vendor/connect-protobuf.js"),
-    },
-    Asset {
-        // The API's encoded FileDescriptorSet (google.protobuf.FileDescriptorSet, binary),
-        // the same bytes server reflection serves.
-        name: "arbiter.binpb",
-        content_type: "application/octet-stream",
-        body: FILE_DESCRIPTOR_SET,
-    },
+    Asset::new("live.css", include_bytes!("live/live.css")),
+    // The standings page's (`/standings/<event>`, written by `super::standings`).
+    Asset::new("standings.css", include_bytes!("live/standings.css")),
+    Asset::new("live.js", include_bytes!("live/live.js")),
+    // What the live page and the console share: the API, the token, the sign-in.
+    Asset::new("common.js", include_bytes!("live/common.js")),
+    Asset::new("console.js", include_bytes!("live/console.js")),
+    Asset::new("console.css", include_bytes!("live/console.css")),
+    Asset::new(
+        "connect-protobuf.js",
+        include_bytes!("live/vendor/connect-protobuf.js"),
+    ),
+    // The API's encoded FileDescriptorSet (google.protobuf.FileDescriptorSet, binary),
+    // the same bytes server reflection serves.
+    Asset::new("arbiter.binpb", FILE_DESCRIPTOR_SET),
 ];
 
 /// An entity tag per file (FNV-1a of its bytes), so a browser revalidates with one small

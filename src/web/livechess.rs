@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 
 use super::{authorization, refusal};
 use crate::api::Api;
+use crate::api::Refusal;
 use crate::api::auth::Role;
 use crate::api::pb;
 use crate::api::validate::Check;
@@ -64,11 +65,14 @@ pub(super) async fn file(
     headers: HeaderMap,
 ) -> Response {
     let Some(doc) = Doc::parse(&file) else {
-        return refusal(&tonic::Status::not_found(format!(
-            "path: a round's feeds are /livechess/<event>/<round>/games.json, index.json and \
+        return refusal(
+            &Refusal::NotFound(format!(
+                "path: a round's feeds are /livechess/<event>/<round>/games.json, index.json and \
              game-<n>.json (n from 1), not {:?}",
-            crate::api::bounded_message(&file)
-        )));
+                crate::api::bounded_message(&file)
+            ))
+            .into(),
+        );
     };
     let role = match api.role_of(authorization(&headers)) {
         Ok(role) => role,
@@ -81,7 +85,7 @@ pub(super) async fn file(
         round,
     };
     if let Err(e) = r.check() {
-        return refusal(&tonic::Status::invalid_argument(e.0));
+        return refusal(&Refusal::Field(e.0).into());
     }
     let games = match round_games(&api, &r.event, &r.round).await {
         Ok(g) => g,
@@ -92,14 +96,15 @@ pub(super) async fn file(
         Doc::Index => index_json(&api, &role, &games).await,
         Doc::Game(n) => match games.get(n - 1) {
             Some(m) => game_json(&api, &role, m).await,
-            None => Err(tonic::Status::not_found(format!(
+            None => Err(Refusal::NotFound(format!(
                 "game-{n}.json: round {:?} of event {:?} has {} games (game-1.json to \
                  game-{}.json)",
                 r.round,
                 r.event,
                 games.len(),
                 games.len()
-            ))),
+            ))
+            .into()),
         },
     };
     match body {
@@ -132,9 +137,9 @@ async fn round_games(api: &Api, event: &str, round: &str) -> Result<Vec<GameMeta
         .await
         .map_err(|e| crate::api::status(&e))?;
     if metas.is_empty() {
-        return Err(tonic::Status::not_found(format!(
-            "no games of event {event:?}, round {round:?}"
-        )));
+        return Err(
+            Refusal::NotFound(format!("no games of event {event:?}, round {round:?}")).into(),
+        );
     }
     Ok(metas)
 }

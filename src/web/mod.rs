@@ -41,6 +41,7 @@ use axum::response::{IntoResponse, Response};
 use tonic::Code;
 
 use crate::api::Api;
+use crate::api::Refusal;
 
 /// The HTTP routes, over the same services as gRPC.
 pub fn routes(api: Api) -> axum::Router {
@@ -74,7 +75,7 @@ pub async fn fallback(request: axum::extract::Request) -> Response {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.starts_with("application/grpc"));
     if grpc {
-        return tonic::Status::unimplemented("").into_http();
+        return tonic::Status::from(Refusal::Unimplemented(String::new())).into_http();
     }
     let message = format!(
         "path: no page at {:?}; the pages are /pdn/<event>[/<round>[/stream]], \
@@ -84,9 +85,7 @@ pub async fn fallback(request: axum::extract::Request) -> Response {
         request.uri().path()
     );
     // The path is the caller's: quoted, and the answer bounded as every status is.
-    refusal(&tonic::Status::not_found(
-        crate::api::bounded_message(&message).into_owned(),
-    ))
+    refusal(&Refusal::NotFound(crate::api::bounded_message(&message).into_owned()).into())
 }
 
 /// The `authorization` header as the token table reads it.

@@ -14,6 +14,7 @@ use tokio_stream::{Stream, StreamExt};
 
 use super::{TEXT, authorization, refusal};
 use crate::api::Api;
+use crate::api::Refusal;
 use crate::api::auth::Role;
 use crate::api::frame::EventFrame;
 use crate::api::pb;
@@ -49,7 +50,7 @@ async fn snapshot(api: &Api, headers: &HeaderMap, event: String, round: String) 
         Err(e) => return refusal(&e),
     };
     if let Err(e) = r.check() {
-        return refusal(&tonic::Status::invalid_argument(e.0));
+        return refusal(&Refusal::Field(e.0).into());
     }
     match api.export(&role, &r).await {
         Ok(pdn) => (
@@ -84,7 +85,7 @@ pub(super) async fn stream(
         ..Default::default()
     };
     if let Err(e) = watch.check() {
-        return refusal(&tonic::Status::invalid_argument(e.0));
+        return refusal(&Refusal::Field(e.0).into());
     }
     let filter = crate::store::GameFilter {
         event: Some(watch.event.clone()),

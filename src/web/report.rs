@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::{authorization, refusal};
 use crate::api::Api;
+use crate::api::Refusal;
 use crate::api::pb;
 use crate::api::validate::Check;
 use crate::tournament::report_text::Format;
@@ -26,10 +27,13 @@ pub(super) async fn round(
         Err(e) => return refusal(&e),
     };
     let Some(round) = round.parse::<u32>().ok().filter(|&r| r > 0) else {
-        return refusal(&tonic::Status::not_found(format!(
-            "round: not a round number (from 1): {:?}",
-            crate::api::bounded_message(&round)
-        )));
+        return refusal(
+            &Refusal::NotFound(format!(
+                "round: not a round number (from 1): {:?}",
+                crate::api::bounded_message(&round)
+            ))
+            .into(),
+        );
     };
     // The one parameter: `format=html|csv|json` (none needs decoding).
     let mut format = Format::Html;
@@ -38,10 +42,13 @@ pub(super) async fn round(
             match Format::parse(v) {
                 Some(f) => format = f,
                 None => {
-                    return refusal(&tonic::Status::invalid_argument(format!(
-                        "format: html, csv or json, not {:?}",
-                        crate::api::bounded_message(v)
-                    )));
+                    return refusal(
+                        &Refusal::Field(format!(
+                            "format: html, csv or json, not {:?}",
+                            crate::api::bounded_message(v)
+                        ))
+                        .into(),
+                    );
                 }
             }
         }
@@ -53,7 +60,7 @@ pub(super) async fn round(
     };
     if let Err(e) = r.check() {
         // A name no event can have: no such report.
-        return refusal(&tonic::Status::not_found(e.0));
+        return refusal(&Refusal::NotFound(e.0).into());
     }
     match api.round_report(&role, &r.tournament, round, format).await {
         Ok(body) => (

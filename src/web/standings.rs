@@ -14,6 +14,7 @@ use serde_json::json;
 
 use super::{authorization, refusal};
 use crate::api::Api;
+use crate::api::Refusal;
 use crate::api::pb;
 use crate::api::validate::Check;
 use crate::tournament::report_text::esc as escape;
@@ -42,9 +43,10 @@ pub(super) async fn file(
         None => 0,
         Some(Ok(n)) => n,
         Some(Err(_)) => {
-            return refusal(&tonic::Status::invalid_argument(
-                "round: a round number (0: every encounter over so far)",
-            ));
+            return refusal(
+                &Refusal::Field("round: a round number (0: every encounter over so far)".into())
+                    .into(),
+            );
         }
     };
     let role = match api.role_of(authorization(&headers)) {
@@ -56,7 +58,7 @@ pub(super) async fn file(
         round,
     };
     if let Err(e) = r.check() {
-        return refusal(&tonic::Status::invalid_argument(e.0));
+        return refusal(&Refusal::Field(e.0).into());
     }
     let s = match api.standings_for(&role, &r).await {
         Ok(s) => s,

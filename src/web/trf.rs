@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::{TEXT, authorization, refusal};
 use crate::api::Api;
+use crate::api::Refusal;
 use crate::api::auth::Role;
 use crate::api::pb;
 use crate::api::validate::Check;
@@ -26,14 +27,18 @@ pub(super) async fn event(
     };
     // Without a token the public (broadcasts public): the file is the arbiter's.
     if header.is_none() && role == Role::Viewer {
-        return refusal(&tonic::Status::unauthenticated(
-            "authorization: the TRF export needs the event's arbiter token \
-             (authorization: Bearer <token>)",
-        ));
+        return refusal(
+            &Refusal::Unauthenticated(
+                "authorization: the TRF export needs the event's arbiter token \
+             (authorization: Bearer <token>)"
+                    .into(),
+            )
+            .into(),
+        );
     }
     let r = pb::ExportTrfRequest { tournament: event };
     if let Err(e) = r.check() {
-        return refusal(&tonic::Status::invalid_argument(e.0));
+        return refusal(&Refusal::Field(e.0).into());
     }
     match api.trf_for(&role, &r.tournament).await {
         Ok(trf) => (

@@ -46,8 +46,8 @@ use tokio_postgres::{NoTls, Row};
 
 use super::record::now_ms;
 use super::{
-    CommitObserver, EventStore, GameFilter, GameRecord, LeaseGap, Standing, StoreError, StoreHint,
-    StoredEvent, Stream, SummaryUpdate, TournamentRecord, sort_games,
+    Append, CommitObserver, EventStore, GameFilter, GameRecord, LeaseGap, Standing, StoreError,
+    StoreHint, StoredEvent, Stream, SummaryUpdate, TournamentRecord, sort_games,
 };
 
 /// The statement of a group append (for `EXPLAIN`: the test that it locks its rows in id
@@ -837,16 +837,13 @@ impl EventStore for PostgresStore {
             .transpose()
     }
 
-    async fn append(
-        &self,
-        stream: Stream<'_>,
-        expected_next_seq: u64,
-        payloads: Vec<Vec<u8>>,
-        summary: Option<SummaryUpdate>,
-    ) -> Result<u64, StoreError> {
-        if payloads.is_empty() {
-            return Err(StoreError::EmptyAppend);
-        }
+    async fn write(&self, batch: Append<'_>) -> Result<u64, StoreError> {
+        let Append {
+            stream,
+            expected_next_seq,
+            payloads,
+            summary,
+        } = batch;
         match stream {
             Stream::Game(id) => {
                 self.append_op(id, expected_next_seq, payloads, summary)

@@ -206,23 +206,7 @@ impl BenchArgs {
 }
 
 pub(super) fn run(args: &BenchArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(bench(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    draughts_arbiter::cli::run_on(true, bench(args))
 }
 
 async fn bench(args: &BenchArgs) -> Result<(), String> {

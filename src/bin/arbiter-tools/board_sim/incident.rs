@@ -493,6 +493,22 @@ fn illegal(cx: &Cx<'_, '_>, nz: &mut Noiser, plan: &mut MovePlan) -> Option<Vec<
                 steps.push(Step::quiet(reading(v, w, b)));
             }
         }
+    }
+    Some(ruled(cx, nz, plan, steps, ending, pressed))
+}
+
+/// The rest of a flagged move after the flag (and the press, if any): ruled to stand, or
+/// the board put back as the ruling says; the press ruled on; the record's move made if
+/// the flagged one did not stand; the mover's press.
+fn ruled(
+    cx: &Cx<'_, '_>,
+    nz: &mut Noiser,
+    plan: &mut MovePlan,
+    mut steps: Vec<Step>,
+    ending: Ending,
+    pressed: Option<(Step, Step)>,
+) -> Vec<Step> {
+    if ending == Ending::Stands {
         steps.push(rule(0, Ending::Stands));
         plan.stood = vec![0];
     } else {
@@ -506,7 +522,7 @@ fn illegal(cx: &Cx<'_, '_>, nz: &mut Noiser, plan: &mut MovePlan) -> Option<Vec<
         steps.extend(cx.move_and_removal(nz, plan));
     }
     steps.extend(cx.press(cx.mover));
-    Some(steps)
+    steps
 }
 
 /// A piece touched, another moved (RU 1.4.7; events). To stand: another piece touched,
@@ -548,21 +564,7 @@ fn touch_move(cx: &Cx<'_, '_>, nz: &mut Noiser, plan: &mut MovePlan) -> Option<V
     if let Some((p, _)) = &pressed {
         steps.push(p.clone());
     }
-    if ending == Ending::Stands {
-        steps.push(rule(0, Ending::Stands));
-        plan.stood = vec![0];
-    } else {
-        steps.extend(back_to(0, ending, pieces(&cx.pos), nz, plan));
-    }
-    // The press ruled on before the move (which may end the game).
-    if let Some((_, r)) = pressed {
-        steps.push(r);
-    }
-    if ending != Ending::Stands {
-        steps.extend(cx.move_and_removal(nz, plan));
-    }
-    steps.extend(cx.press(cx.mover));
-    Some(steps)
+    Some(ruled(cx, nz, plan, steps, ending, pressed))
 }
 
 /// A wrong removal after the record's capture (events; RU 1.5.12, FMJD 4.4): a captured
