@@ -118,6 +118,24 @@ pub enum IrregularityRulingArg {
     Corrected,
 }
 
+impl From<ClaimRulingArg> for pb::ClaimRuling {
+    fn from(r: ClaimRulingArg) -> pb::ClaimRuling {
+        match r {
+            ClaimRulingArg::Correct => pb::ClaimRuling::Correct,
+            ClaimRulingArg::Incorrect => pb::ClaimRuling::Incorrect,
+        }
+    }
+}
+
+impl From<IrregularityRulingArg> for pb::IrregularityRuling {
+    fn from(r: IrregularityRulingArg) -> pb::IrregularityRuling {
+        match r {
+            IrregularityRulingArg::Stands => pb::IrregularityRuling::Stands,
+            IrregularityRulingArg::Corrected => pb::IrregularityRuling::Corrected,
+        }
+    }
+}
+
 /// The arbiter's actions.
 #[derive(Debug, Subcommand)]
 pub enum ArbiterAction {
@@ -433,16 +451,11 @@ async fn arbiter(args: &ArbiterArgs, server: String) -> Result<(), String> {
             reason,
             rule,
         } => {
-            // No --seq: 0, which the server takes as the pending claim.
-            let claim_seq = seq.unwrap_or(0);
-            let ruling = match ruling {
-                ClaimRulingArg::Correct => pb::ClaimRuling::Correct,
-                ClaimRulingArg::Incorrect => pb::ClaimRuling::Incorrect,
-            };
             call!(arb.rule_on_claim(pb::RuleOnClaimRequest {
                 game_id: id.clone(),
-                claim_seq,
-                ruling: ruling as i32,
+                // No --seq: 0, which the server takes as the pending claim.
+                claim_seq: seq.unwrap_or(0),
+                ruling: pb::ClaimRuling::from(*ruling) as i32,
                 reason: reason.clone(),
                 rule: rule.clone(),
             }))
@@ -454,16 +467,11 @@ async fn arbiter(args: &ArbiterArgs, server: String) -> Result<(), String> {
             reason,
             rule,
         } => {
-            // No --seq: 0, which the server takes as the only outstanding irregularity.
-            let irregularity_seq = seq.unwrap_or(0);
-            let ruling = match ruling {
-                IrregularityRulingArg::Stands => pb::IrregularityRuling::Stands,
-                IrregularityRulingArg::Corrected => pb::IrregularityRuling::Corrected,
-            };
             call!(arb.rule_on_irregularity(pb::RuleOnIrregularityRequest {
                 game_id: id.clone(),
-                irregularity_seq,
-                ruling: ruling as i32,
+                // No --seq: 0, which the server takes as the only outstanding irregularity.
+                irregularity_seq: seq.unwrap_or(0),
+                ruling: pb::IrregularityRuling::from(*ruling) as i32,
                 reason: reason.clone(),
                 rule: rule.clone(),
             }))

@@ -420,7 +420,10 @@ const INTERNATIONAL_RULES: Rules = Rules {
     ..RUSSIAN_RULES
 };
 
-static ENGLISH: Rules = Rules {
+static ENGLISH: Rules = ENGLISH_RULES;
+
+/// English draughts. Italian is written as changes to this.
+const ENGLISH_RULES: Rules = Rules {
     board: BoardKind::Diagonal8x8,
     first_to_move: Color::Black,
     man_moves: FORWARD_DIAGONALS,
@@ -498,28 +501,14 @@ static POOL: Rules = Rules {
 /// - Draws: threefold repetition, and 40 moves each with kings only, see
 ///   [`DrawRules::Italian`].
 static ITALIAN: Rules = Rules {
-    board: BoardKind::Diagonal8x8,
     first_to_move: Color::White,
-    man_moves: FORWARD_DIAGONALS,
-    man_captures: FORWARD_DIAGONALS,
-    hops: &[],
-    crowning: true,
-    king_dirs: DIAGONALS,
-    king_captures: DIAGONALS,
-    king_range: KingRange::Short,
     capture_choice: CaptureChoice::Italian,
-    promotion_in_capture: PromotionInCapture::EndsMove,
     men_capture_kings: false,
-    removal: Removal::AfterMove,
-    win: WinCondition::Normal,
     draws: DrawRules::Italian,
-    notation: NotationStyle::Numeric,
     mirrored: true,
-    start: StartPosition::Rows(3),
-    same_king_move_limit: None,
     game_type: Some(22),
-    main_road: &[],
     win_rule: "IT: FID rule 10",
+    ..ENGLISH_RULES
 };
 
 /// Giveaway (poddavki): "the rules are the same as in Russian draughts, only the one who

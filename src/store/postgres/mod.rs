@@ -395,9 +395,6 @@ impl PostgresStore {
         payloads: Vec<Vec<u8>>,
         summary: Option<SummaryUpdate>,
     ) -> Result<u64, StoreError> {
-        if payloads.is_empty() {
-            return Err(StoreError::EmptyAppend);
-        }
         if self.inner.closed.load(Ordering::Acquire) {
             return Err(StoreError::Closed);
         }
