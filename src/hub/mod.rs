@@ -91,11 +91,14 @@ impl Hub {
         config: HubConfig,
         clocks: Arc<dyn Clocks>,
     ) -> Arc<Hub> {
-        let losses = store.lease_losses();
-        let hints = store.hints();
+        let shared = store.leases().map(|l| (l.lease_losses(), l.hints()));
         let hub = Hub::build(store, charge_outage, metrics, config, clocks);
-        if let Some(losses) = losses {
-            tokio::spawn(nodes::watch_store(Arc::downgrade(&hub), losses, hints));
+        if let Some((losses, hints)) = shared {
+            tokio::spawn(nodes::watch_store(
+                Arc::downgrade(&hub),
+                losses,
+                Some(hints),
+            ));
         }
         if tokio::runtime::Handle::try_current().is_ok() {
             tokio::spawn(recovery::keep_alive(Arc::downgrade(&hub)));

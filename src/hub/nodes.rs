@@ -151,10 +151,11 @@ impl Hub {
             .filter(|id| !self.store.holds(id))
             .cloned()
             .collect();
+        let leases = self.store.leases()?;
         if followed.is_empty() {
             return None;
         }
-        match self.store.survey(&followed).await {
+        match leases.survey(&followed).await {
             Ok(standings) => {
                 let first_end = standings
                     .iter()

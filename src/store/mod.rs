@@ -253,7 +253,7 @@ pub trait EventStore: Send + Sync {
     /// running at a restart was down from then, not from its last event: the time its
     /// side on move spent thinking while the service ran is that side's. `None` for a new
     /// store and for stores that keep no mark (PostgreSQL: its leases say it, see
-    /// [`EventStore::acquire`]).
+    /// [`Leases::acquire`]).
     fn alive_mark(&self) -> Option<AliveMark> {
         None
     }
@@ -270,64 +270,11 @@ pub trait EventStore: Send + Sync {
         Ok(())
     }
 
-    /// Takes this node's lease on a game before it serves the game (nothing to do if it
-    /// holds it already). Stores of one process always grant it. Returns what the lease
-    /// shows of the previous owner's last sign of life ([`LeaseGap`], measured on the
-    /// database's clock), where the store keeps it: `None` for stores of one process
-    /// (their alive mark says it) and when this node held the lease already.
-    ///
-    /// # Errors
-    /// [`StoreError::Fenced`] naming the owner if another node holds a live lease;
-    /// [`StoreError::GameNotFound`]; backend failures.
-    async fn acquire(&self, _game_id: &str) -> Result<Option<LeaseGap>, StoreError> {
-        Ok(None)
-    }
-
-    /// Gives a game's lease up, so another node may take it at once (an evicted game).
-    ///
-    /// # Errors
-    /// Backend failures (the lease then runs out on its own).
-    async fn release(&self, _game_id: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
-
-    /// Whether this node holds the game's lease now (always, for stores of one process).
-    fn holds(&self, _game_id: &str) -> bool {
-        true
-    }
-
-    /// The games whose lease this node loses, as it loses them; `None` for stores of one
-    /// process, whose leases never lapse. A receiver that lags must ask
-    /// [`EventStore::holds`] about each game it serves.
-    fn lease_losses(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+    /// The leases, hints and survey of a log shared by several nodes ([`Leases`]):
+    /// `None` for stores of one process (this process serves every game, always holds
+    /// its lease and made every change itself).
+    fn leases(&self) -> Option<&dyn Leases> {
         None
-    }
-
-    /// Hints of changes made by any node, as they come; `None` for stores of one process
-    /// (this process made every change and knows of it).
-    fn hints(&self) -> Option<tokio::sync::broadcast::Receiver<StoreHint>> {
-        None
-    }
-
-    /// Where the games `ids` stand in the log (last seq, owner, whether the lease ran
-    /// out), in one read: what a node following those games asks every so often instead
-    /// of reading each game's log and trying each lease. Unknown ids are left out. Stores
-    /// of one process answer nothing (this node serves every game).
-    ///
-    /// # Errors
-    /// Backend failures.
-    async fn survey(&self, _ids: &[String]) -> Result<Vec<Standing>, StoreError> {
-        Ok(Vec::new())
-    }
-
-    /// The unfinished games that no node serves now (no live lease, even in this node's
-    /// name): the ones a node should take over. Stores of one process: every unfinished
-    /// game.
-    ///
-    /// # Errors
-    /// Backend failures.
-    async fn unserved_games(&self) -> Result<Vec<GameRecord>, StoreError> {
-        self.unfinished_games().await
     }
 
     /// Every game not yet finished: the games to rebuild at start.
@@ -340,5 +287,96 @@ pub trait EventStore: Send + Sync {
             ..GameFilter::default()
         })
         .await
+    }
+}
+
+/// What a log shared by several nodes adds to [`EventStore`] (PostgreSQL alone): a lease
+/// per game, so one node serves it and the others follow; hints of the changes other
+/// nodes made; the survey of the games followed. A store of one process has none of it
+/// ([`EventStore::leases`] is `None`): the hub then holds every lease, hears of every
+/// change from itself and serves every unfinished game (`impl dyn EventStore` below).
+#[async_trait]
+pub trait Leases: Send + Sync {
+    /// Takes this node's lease on a game before it serves the game (nothing to do if it
+    /// holds it already). Returns what the lease shows of the previous owner's last sign of
+    /// life ([`LeaseGap`], measured on the database's clock): `None` when this node held
+    /// the lease already.
+    ///
+    /// # Errors
+    /// [`StoreError::Fenced`] naming the owner if another node holds a live lease;
+    /// [`StoreError::GameNotFound`]; backend failures.
+    async fn acquire(&self, game_id: &str) -> Result<Option<LeaseGap>, StoreError>;
+
+    /// Gives a game's lease up, so another node may take it at once (an evicted game).
+    ///
+    /// # Errors
+    /// Backend failures (the lease then runs out on its own).
+    async fn release(&self, game_id: &str) -> Result<(), StoreError>;
+
+    /// Whether this node holds the game's lease now.
+    fn holds(&self, game_id: &str) -> bool;
+
+    /// The games whose lease this node loses, as it loses them. A receiver that lags must
+    /// ask [`Leases::holds`] about each game it serves.
+    fn lease_losses(&self) -> tokio::sync::broadcast::Receiver<String>;
+
+    /// Hints of changes made by any node, as they come.
+    fn hints(&self) -> tokio::sync::broadcast::Receiver<StoreHint>;
+
+    /// Where the games `ids` stand in the log (last seq, owner, whether the lease ran
+    /// out), in one read: what a node following those games asks every so often instead
+    /// of reading each game's log and trying each lease. Unknown ids are left out.
+    ///
+    /// # Errors
+    /// Backend failures.
+    async fn survey(&self, ids: &[String]) -> Result<Vec<Standing>, StoreError>;
+
+    /// The unfinished games that no node serves now (no live lease, even in this node's
+    /// name): the ones a node should take over.
+    ///
+    /// # Errors
+    /// Backend failures.
+    async fn unserved_games(&self) -> Result<Vec<GameRecord>, StoreError>;
+}
+
+/// The hub's view of leases, whatever the store: a store of one process holds every
+/// lease and grants every one at once.
+impl dyn EventStore {
+    /// [`Leases::acquire`]; `Ok(None)` for a store of one process.
+    ///
+    /// # Errors
+    /// As [`Leases::acquire`].
+    pub async fn acquire(&self, game_id: &str) -> Result<Option<LeaseGap>, StoreError> {
+        match self.leases() {
+            Some(l) => l.acquire(game_id).await,
+            None => Ok(None),
+        }
+    }
+
+    /// [`Leases::release`]; nothing to do for a store of one process.
+    ///
+    /// # Errors
+    /// As [`Leases::release`].
+    pub async fn release(&self, game_id: &str) -> Result<(), StoreError> {
+        match self.leases() {
+            Some(l) => l.release(game_id).await,
+            None => Ok(()),
+        }
+    }
+
+    /// [`Leases::holds`]; always, for a store of one process.
+    pub fn holds(&self, game_id: &str) -> bool {
+        self.leases().is_none_or(|l| l.holds(game_id))
+    }
+
+    /// [`Leases::unserved_games`]; every unfinished game for a store of one process.
+    ///
+    /// # Errors
+    /// Backend failures.
+    pub async fn unserved_games(&self) -> Result<Vec<GameRecord>, StoreError> {
+        match self.leases() {
+            Some(l) => l.unserved_games().await,
+            None => self.unfinished_games().await,
+        }
     }
 }

@@ -46,8 +46,8 @@ use tokio_postgres::{NoTls, Row};
 
 use super::record::now_ms;
 use super::{
-    Append, CommitObserver, EventStore, GameFilter, GameRecord, LeaseGap, Standing, StoreError,
-    StoreHint, StoredEvent, Stream, SummaryUpdate, TournamentRecord, sort_games,
+    Append, CommitObserver, EventStore, GameFilter, GameRecord, LeaseGap, Leases, Standing,
+    StoreError, StoreHint, StoredEvent, Stream, SummaryUpdate, TournamentRecord, sort_games,
 };
 
 /// The statement of a group append (for `EXPLAIN`: the test that it locks its rows in id
@@ -1007,6 +1007,38 @@ impl EventStore for PostgresStore {
         Ok(games)
     }
 
+    /// Releases every lease this node holds (so another node may take its games at once)
+    /// and closes the pool; later calls fail with [`StoreError::Closed`].
+    async fn close(&self) -> Result<(), StoreError> {
+        if self.inner.closed.swap(true, Ordering::AcqRel) {
+            return Err(StoreError::Closed);
+        }
+        let (ids, epochs): (Vec<String>, Vec<i64>) = self
+            .inner
+            .held()
+            .drain()
+            .map(|(id, h)| (id, h.epoch))
+            .unzip();
+        let released = match self.inner.pool.get().await {
+            Ok(mut client) if !ids.is_empty() => {
+                release_all(&mut client, &self.inner.options.node_id, &ids, &epochs)
+                    .await
+                    .map_err(StoreError::database)
+            }
+            Ok(_) => Ok(()),
+            Err(e) => Err(pool_error(e)),
+        };
+        self.inner.pool.close();
+        released
+    }
+
+    fn leases(&self) -> Option<&dyn Leases> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl Leases for PostgresStore {
     async fn survey(&self, ids: &[String]) -> Result<Vec<Standing>, StoreError> {
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -1057,31 +1089,6 @@ impl EventStore for PostgresStore {
         let mut games = rows.iter().map(game_row).collect::<Result<Vec<_>, _>>()?;
         sort_games(&mut games);
         Ok(games)
-    }
-
-    /// Releases every lease this node holds (so another node may take its games at once)
-    /// and closes the pool; later calls fail with [`StoreError::Closed`].
-    async fn close(&self) -> Result<(), StoreError> {
-        if self.inner.closed.swap(true, Ordering::AcqRel) {
-            return Err(StoreError::Closed);
-        }
-        let (ids, epochs): (Vec<String>, Vec<i64>) = self
-            .inner
-            .held()
-            .drain()
-            .map(|(id, h)| (id, h.epoch))
-            .unzip();
-        let released = match self.inner.pool.get().await {
-            Ok(mut client) if !ids.is_empty() => {
-                release_all(&mut client, &self.inner.options.node_id, &ids, &epochs)
-                    .await
-                    .map_err(StoreError::database)
-            }
-            Ok(_) => Ok(()),
-            Err(e) => Err(pool_error(e)),
-        };
-        self.inner.pool.close();
-        released
     }
 
     async fn acquire(&self, game_id: &str) -> Result<Option<LeaseGap>, StoreError> {
@@ -1181,11 +1188,11 @@ impl EventStore for PostgresStore {
         self.inner.held_now(game_id).is_some()
     }
 
-    fn lease_losses(&self) -> Option<broadcast::Receiver<String>> {
-        Some(self.inner.lost.subscribe())
+    fn lease_losses(&self) -> broadcast::Receiver<String> {
+        self.inner.lost.subscribe()
     }
 
-    fn hints(&self) -> Option<broadcast::Receiver<StoreHint>> {
-        Some(self.inner.hints.subscribe())
+    fn hints(&self) -> broadcast::Receiver<StoreHint> {
+        self.inner.hints.subscribe()
     }
 }
