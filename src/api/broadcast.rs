@@ -18,11 +18,10 @@ use super::service::Api;
 use super::token_table::until_revoked;
 use super::validate::{RESUME_ENTRIES, checked};
 use super::watch::{Resume, Round, join, out_of_range, past_last};
-use crate::game::GameEvent;
 use crate::hub::metrics::WatchKind;
-use crate::hub::{GameMeta, HubError};
+use crate::hub::GameMeta;
 use crate::notation::pdn::{PdnGame, write_games};
-use crate::store::{self, GameFilter};
+use crate::store::GameFilter;
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<EventFrame, Status>> + Send>>;
 
@@ -291,21 +290,8 @@ impl Api {
     /// The PDN records of a game's log up to `last`.
     async fn records_up_to(&self, meta: &GameMeta, last: u64) -> Result<Vec<PdnGame>, Status> {
         let id = meta.id.as_str();
-        let rows = self
-            .hub()
-            .store()
-            .load(store::Stream::Game(id), 1)
-            .await
-            .map_err(|e| status(&HubError::from(e)))?;
-        let events = rows
-            .iter()
-            .take_while(|row| row.seq <= last)
-            .map(|row| {
-                serde_json::from_slice::<GameEvent>(&row.payload).map_err(|e| {
-                    status(&HubError::Corrupt(format!("{id}: event {}: {e}", row.seq)))
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut events = self.hub().log_of(id).await.map_err(|e| status(&e))?;
+        events.retain(|e| e.seq <= last);
         crate::game::pdn::export_games(meta, &events).map_err(|e| {
             tracing::error!(game = id, error = %e, "pdn export failed");
             Refusal::Internal(e.to_string()).into()

@@ -14,7 +14,7 @@ use super::error::{auth_status, status, tournament_status};
 use super::service::Api;
 use crate::game::GameEvent;
 use crate::hub::HubError;
-use crate::store::{self, GameFilter, StoreError};
+use crate::store::{GameFilter, StoreError};
 use crate::tournament::event_key;
 use crate::tournament::report::{self, GameLog};
 use crate::tournament::report_text::{self, Format};
@@ -103,18 +103,10 @@ impl Api {
     /// A game's whole log from the store; `None` when the game does not exist (a round
     /// not started, a forfeit decided without a game).
     async fn game_log(&self, id: &str) -> Result<Option<Vec<GameEvent>>, Status> {
-        let rows = match self.hub().store().load(store::Stream::Game(id), 1).await {
-            Ok(rows) => rows,
-            Err(StoreError::GameNotFound(_)) => return Ok(None),
-            Err(e) => return Err(status(&HubError::from(e))),
-        };
-        rows.iter()
-            .map(|row| {
-                serde_json::from_slice::<GameEvent>(&row.payload).map_err(|e| {
-                    status(&HubError::Corrupt(format!("{id}: event {}: {e}", row.seq)))
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
+        match self.hub().log_of(id).await {
+            Ok(events) => Ok(Some(events)),
+            Err(HubError::Store(StoreError::GameNotFound(_))) => Ok(None),
+            Err(e) => Err(status(&e)),
+        }
     }
 }

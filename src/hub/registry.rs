@@ -187,6 +187,17 @@ impl Hub {
         &self.store
     }
 
+    /// A game's log as recorded, decoded (every event, whatever the audience: the caller
+    /// cuts it where its reader may see).
+    ///
+    /// # Errors
+    /// The game not found in the store ([`StoreError::GameNotFound`]); a row that does not
+    /// decode ([`HubError::Corrupt`]); the store failing.
+    pub async fn log_of(&self, id: &str) -> Result<Vec<GameEvent>, HubError> {
+        let rows = self.store.load(Stream::Game(id), 1).await?;
+        super::error::decode(id, &rows)
+    }
+
     /// The current instant on the server's timeline.
     pub fn now(&self) -> Now {
         self.timeline.now(0)
