@@ -18,8 +18,8 @@ use super::service::Api;
 use super::token_table::until_revoked;
 use super::validate::{RESUME_ENTRIES, checked};
 use super::watch::{Resume, Round, join, out_of_range, past_last};
-use crate::hub::metrics::WatchKind;
 use crate::hub::GameMeta;
+use crate::hub::metrics::WatchKind;
 use crate::notation::pdn::{PdnGame, write_games};
 use crate::store::GameFilter;
 

@@ -422,30 +422,19 @@ const INTERNATIONAL_RULES: Rules = Rules {
 
 static ENGLISH: Rules = ENGLISH_RULES;
 
-/// English draughts. Italian is written as changes to this.
+/// English draughts: where they differ from the Russian. Italian is written as changes to
+/// this.
 const ENGLISH_RULES: Rules = Rules {
-    board: BoardKind::Diagonal8x8,
     first_to_move: Color::Black,
-    man_moves: FORWARD_DIAGONALS,
     man_captures: FORWARD_DIAGONALS,
-    hops: &[],
-    crowning: true,
-    king_dirs: DIAGONALS,
-    king_captures: DIAGONALS,
     king_range: KingRange::Short,
-    capture_choice: CaptureChoice::Free,
     promotion_in_capture: PromotionInCapture::EndsMove,
-    men_capture_kings: true,
-    removal: Removal::AfterMove,
-    win: WinCondition::Normal,
     draws: DrawRules::English,
     notation: NotationStyle::Numeric,
-    mirrored: false,
-    start: StartPosition::Rows(3),
-    same_king_move_limit: None,
     game_type: Some(21),
     main_road: &[],
     win_rule: "EN 1.8",
+    ..RUSSIAN_RULES
 };
 
 /// Brazilian draughts: "played on an 8×8 board by the rules of international draughts"
