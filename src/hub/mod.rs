@@ -10,8 +10,9 @@
 //! fed after the broadcast delay; `Resync` for laggards, an end at the game's end and at
 //! shutdown). See DESIGN.md §10.
 //!
-//! One place for each part: `registry.rs` the live games (the map, loading, creation,
-//! eviction, the shutdown token), `task.rs` a game's task, `fanout.rs` its watchers'
+//! One place for each part: `registry.rs` the live games (the map, creation, eviction,
+//! the shutdown token), `loading.rs` a game loaded from the store (its gate, its outage,
+//! quarantine), `listing.rs` the listings, `task.rs` a game's task, `fanout.rs` its watchers'
 //! channels, `handle.rs` the handle callers hold and the watch, `follow.rs` a game another
 //! node serves, `recovery.rs` the games after a start, `nodes.rs` the store's leases and
 //! hints, `tournaments.rs` the tournaments' logs, `metrics.rs` the process's metrics.
@@ -21,6 +22,8 @@ mod error;
 mod fanout;
 mod follow;
 mod handle;
+mod listing;
+mod loading;
 mod meta;
 pub mod metrics;
 mod nodes;

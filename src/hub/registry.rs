@@ -1,6 +1,6 @@
-//! The registry of live games: the hub's map of game tasks, the gates that load each
-//! game once, creation, eviction, listings, and the shutdown token every task and stream
-//! stops on. Recovery (`recovery.rs`), the nodes' loop (`nodes.rs`) and the tournaments
+//! The registry of live games: the hub's map of game tasks, creation, eviction, and the
+//! shutdown token every task and stream stops on (loading a game once: `loading.rs`;
+//! listings: `listing.rs`). Recovery (`recovery.rs`), the nodes' loop (`nodes.rs`) and the tournaments
 //! (`tournaments.rs`) work through it; `mod.rs` assembles the hub and starts its loops.
 
 use std::collections::{BTreeMap, HashMap};
@@ -14,19 +14,18 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::error::{HubError, append_decided, encode, summary_of};
+use super::error::{HubError, encode, summary_of};
 use super::fanout;
-use super::follow::{outage_of, resume_point};
 use super::handle::{GameHandle, Loader};
 use super::metrics::Metrics;
-use super::quarantine::{Quarantine, unfinished_log, verify_log};
+use super::quarantine::Quarantine;
 use super::slots;
 use super::task::{GameTask, Msg, Public, Registry, Tenure};
 use super::timeline::{Clocks, Started, Timeline};
 use crate::game::{
     Actor, GameEvent, GameMeta, GameSettings, GameSummary, Now, OutageMeasure, Session,
 };
-use crate::store::{AliveMark, EventStore, GameFilter, GameRecord, StoreError, Stream};
+use crate::store::{AliveMark, EventStore, GameRecord, Stream};
 
 /// The hub's sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,11 +95,11 @@ pub struct Hub {
     pub(super) timeline: Timeline,
     /// Where the time comes from (the host's clocks; a fake one in tests).
     pub(super) clocks: Arc<dyn Clocks>,
-    charge_outage: bool,
+    pub(super) charge_outage: bool,
     /// When the previous run last served the store's games (read before this hub first
     /// marked itself alive), and what measured the time since: a running game loaded now
     /// was down from then.
-    down_since: Option<(u64, OutageMeasure)>,
+    pub(super) down_since: Option<(u64, OutageMeasure)>,
     /// Recovery has loaded the unfinished games: from then on the hub marks the service
     /// alive. A start that fails before (the store cannot list the games) leaves the
     /// previous run's mark, so the next start still counts the outage from there.
@@ -117,10 +116,10 @@ pub struct Hub {
     /// The games' tasks: shutdown waits for every one to end.
     tasks: TaskTracker,
     /// Games whose log does not replay, by id: set aside, every other game serves.
-    quarantined: Mutex<BTreeMap<String, Quarantine>>,
+    pub(super) quarantined: Mutex<BTreeMap<String, Quarantine>>,
     /// One gate per game being loaded, so two requests never load (and record the
     /// outage of) the same game twice.
-    loading: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    pub(super) loading: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Games being created: each has its place among the loaded games from before its
     /// write (see [`Hub::create`]).
     creating: std::sync::atomic::AtomicUsize,
@@ -303,7 +302,12 @@ impl Hub {
 
     /// The viewers' copy of a game with a broadcast delay, built from its log; `line` is
     /// the game's timeline.
-    fn public(&self, session: &Session, events: &[GameEvent], line: &Timeline) -> Option<Public> {
+    pub(super) fn public(
+        &self,
+        session: &Session,
+        events: &[GameEvent],
+        line: &Timeline,
+    ) -> Option<Public> {
         let delay = session.settings().broadcast_delay_ms;
         if delay == 0 {
             return None;
@@ -323,7 +327,7 @@ impl Hub {
     /// game meanwhile, keeps that one. `capped`: refused when the loaded games and those
     /// being created fill [`HubConfig::max_loaded`] (a game being created has its place
     /// already). `line` is the game's timeline (the hub's, shifted for the game).
-    fn insert(
+    pub(super) fn insert(
         self: &Arc<Self>,
         meta: GameMeta,
         session: Session,
@@ -386,312 +390,6 @@ impl Hub {
         };
         self.tasks.spawn(task.run());
         Ok(handle)
-    }
-
-    /// A game by id, loaded from the store if it is not in memory. An unfinished game
-    /// that is not in memory was running before this process started (a running game
-    /// never leaves memory): loading it records the outage, as recovery does, and arms
-    /// its timer. A log that does not replay quarantines the game.
-    ///
-    /// # Errors
-    /// Not found, quarantined (its log does not replay), the store failing, the memory
-    /// limit, or shutting down.
-    pub async fn game(self: &Arc<Self>, id: &str) -> Result<GameHandle, HubError> {
-        self.game_from(id, None).await.map(|(h, _)| h)
-    }
-
-    /// [`Hub::game`], with the game's row if the caller has it; also says whether the
-    /// game is running (unfinished).
-    pub(super) async fn game_from(
-        self: &Arc<Self>,
-        id: &str,
-        record: Option<GameRecord>,
-    ) -> Result<(GameHandle, bool), HubError> {
-        if let Some(known) = self.known(id) {
-            return known;
-        }
-        // On a task of its own: a caller that goes away (a deadline, a disconnect) while
-        // it waits for the gate or while the game loads neither leaves the gate behind
-        // nor cuts a load (which may record an outage) in half.
-        let hub = self.clone();
-        let id = id.to_string();
-        tokio::spawn(async move {
-            let gate = hub.loading_gates().entry(id.clone()).or_default().clone();
-            let turn = gate.lock().await;
-            let loaded = hub.load(&id, record).await;
-            {
-                // Still holding the turn: a request that comes after this sees the game
-                // in memory (or quarantined) before it could take a gate of its own.
-                let mut gates = hub.loading_gates();
-                if gates.get(&id).is_some_and(|g| Arc::ptr_eq(g, &gate)) {
-                    gates.remove(&id);
-                }
-            }
-            drop(turn);
-            loaded
-        })
-        .await
-        .map_err(|e| HubError::Internal(format!("loading a game: {e}")))?
-    }
-
-    /// A game the hub knows without reading the store: in memory, or quarantined.
-    fn known(&self, id: &str) -> Option<Result<(GameHandle, bool), HubError>> {
-        if let Some(h) = self.games().get(id) {
-            return Some(Ok((h.clone(), false)));
-        }
-        self.quarantine_of(id).map(|q| Err(quarantined(id, q)))
-    }
-
-    pub(super) fn loading_gates(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, Arc<tokio::sync::Mutex<()>>>> {
-        self.loading.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Loads a game under its gate (see [`Hub::game`]).
-    pub(super) async fn load(
-        self: &Arc<Self>,
-        id: &str,
-        record: Option<GameRecord>,
-    ) -> Result<(GameHandle, bool), HubError> {
-        if let Some(known) = self.known(id) {
-            return known;
-        }
-        if self.stopping() {
-            return Err(HubError::ShuttingDown);
-        }
-        let record = match record {
-            Some(r) => r,
-            None => self
-                .store
-                .get_game(id)
-                .await
-                .map_err(|e| self.unreadable(id, e))?
-                .ok_or_else(|| HubError::NotFound(id.to_string()))?,
-        };
-        // The lease first, the log after: once this node holds the lease, the previous
-        // owner can write nothing more, so the log read below is the whole of it.
-        let (tenure, gap) = match self.store.acquire(id).await {
-            Ok(gap) => (Tenure::owner(), gap),
-            Err(StoreError::Fenced { owner, .. }) => (Tenure::follower(owner), None),
-            Err(e) => return Err(e.into()),
-        };
-        let acquired_ms = self.timeline.now_unshifted();
-        let rows = self
-            .store
-            .load(Stream::Game(id), 1)
-            .await
-            .map_err(|e| self.unreadable(id, e))?;
-        if rows.is_empty() {
-            // A game row without events, left by a creation that never completed (older
-            // versions wrote the row and the first event separately): it was never
-            // acknowledged, so it does not exist.
-            return Err(HubError::NotFound(id.to_string()));
-        }
-        let (mut session, mut events) = match verify_log(&rows) {
-            Ok(rebuilt) => rebuilt,
-            Err(q) => return Err(self.quarantine(id, q)),
-        };
-        if let Some(q) = unfinished_log(record.finished, &session) {
-            return Err(self.quarantine(id, q));
-        }
-        let running = session.result().is_none();
-        if running {
-            let loaded = self.games().len();
-            if loaded >= self.config.max_loaded {
-                return Err(HubError::Full(loaded));
-            }
-        }
-        let line = self.timeline.for_game();
-        if running && tenure.owner {
-            // Down since the previous run last served (the lease's gap on PostgreSQL, the
-            // alive mark otherwise); the game goes on from the end of the outage as the
-            // facts measure it. The server's setting, or the game's own
-            // (GameSettings.charge_outage), says whether that time is charged.
-            let resume = resume_point(&session, gap, self.down_since, acquired_ms);
-            line.shift_at(resume.at_ms, acquired_ms);
-            let now = line.now(session.last_ms());
-            if let Some(d) = outage_of(&session, now, &resume, self.charge_outage) {
-                append_decided(self.store.as_ref(), id, &session, &d.session, &d.events)
-                    .await
-                    .map_err(|e| self.unwritable(id, &session, e))?;
-                self.metrics.events_appended(d.events.len());
-                session = d.session;
-                events.extend(d.events);
-            }
-        } else if !running && !record.finished {
-            // Finished in its log, but the crash came between the last append and the
-            // finished flag (older versions wrote them apart): set the flag now so it is
-            // listed as finished.
-            self.store.update_game(id, true, None).await?;
-        }
-        let public = self.public(&session, &events, &line);
-        let running = session.result().is_none() && tenure.owner;
-        let handle = self.insert(
-            GameMeta::of_record(&record),
-            session,
-            public,
-            tenure,
-            true,
-            line,
-        )?;
-        Ok((handle, running))
-    }
-
-    /// Sets a game aside: its log does not replay. Logged once; counted in the
-    /// `arbiter_quarantined_games` gauge. Returns the error its callers get.
-    pub(super) fn quarantine(&self, id: &str, q: Quarantine) -> HubError {
-        let mut all = self.quarantined.lock().unwrap_or_else(|p| p.into_inner());
-        if !all.contains_key(id) {
-            tracing::error!(
-                game = %id,
-                seq = q.seq,
-                reason = %q.reason,
-                "game quarantined: its event log does not replay; every other game serves \
-                 (draughts-arbiter check, export and import to repair it)"
-            );
-            all.insert(id.to_string(), q.clone());
-            self.metrics.set_quarantined(all.len());
-        }
-        quarantined(id, q)
-    }
-
-    /// The error of a game whose row or log could not be read: a damaged store
-    /// ([`StoreError::Damaged`]) quarantines the game, naming the first seq not read;
-    /// anything else is the store's error as it is.
-    pub(super) fn unreadable(&self, id: &str, e: StoreError) -> HubError {
-        match e {
-            StoreError::Damaged { what, from_seq } => self.quarantine(
-                id,
-                Quarantine {
-                    seq: from_seq.unwrap_or(1),
-                    reason: format!("unreadable: {what}"),
-                },
-            ),
-            other => HubError::Store(other),
-        }
-    }
-
-    /// The error of a game whose outage could not be appended when it was loaded: a log
-    /// whose end is not where its rows say (a seq conflict: rows missing from the index
-    /// the log is read through) or a damaged store quarantines the game.
-    fn unwritable(&self, id: &str, session: &Session, e: HubError) -> HubError {
-        let seq = session.last_seq() + 1;
-        match e {
-            HubError::Store(StoreError::Conflict { actual, .. }) => self.quarantine(
-                id,
-                Quarantine {
-                    seq,
-                    reason: format!(
-                        "the log read ends at seq {} but the log's next seq is {actual}: rows \
-                         missing from the index it is read through",
-                        seq - 1
-                    ),
-                },
-            ),
-            HubError::Store(StoreError::Damaged { what, .. }) => self.quarantine(
-                id,
-                Quarantine {
-                    seq,
-                    reason: format!("its log cannot be written: {what}"),
-                },
-            ),
-            other => other,
-        }
-    }
-
-    /// Why a game is quarantined, if it is.
-    pub fn quarantine_of(&self, id: &str) -> Option<Quarantine> {
-        self.quarantined
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-            .cloned()
-    }
-
-    /// Every quarantined game, by id.
-    pub fn quarantined(&self) -> BTreeMap<String, Quarantine> {
-        self.quarantined
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// The games matching a filter, with their metadata.
-    ///
-    /// # Errors
-    /// The store failing.
-    /// Quarantined games are left out.
-    pub async fn list(&self, filter: &GameFilter) -> Result<Vec<GameMeta>, HubError> {
-        let records = self.store.list_games(filter).await?;
-        Ok(self.serving(&records))
-    }
-
-    /// The metadata of the records that are not quarantined, in their order.
-    fn serving(&self, records: &[GameRecord]) -> Vec<GameMeta> {
-        let quarantined = self.quarantined();
-        records
-            .iter()
-            .filter(|r| !quarantined.contains_key(&r.game_id))
-            .map(GameMeta::of_record)
-            .collect()
-    }
-
-    /// The games matching a filter in the order they were created (`created_at_ms`,
-    /// then id): a round stream's order, to which later games are only appended.
-    /// Quarantined games are left out.
-    ///
-    /// # Errors
-    /// The store failing.
-    pub async fn list_by_creation(&self, filter: &GameFilter) -> Result<Vec<GameMeta>, HubError> {
-        let mut records = self.store.list_games(filter).await?;
-        records.sort_by(|a, b| (a.created_at_ms, &a.game_id).cmp(&(b.created_at_ms, &b.game_id)));
-        Ok(self.serving(&records))
-    }
-
-    /// What a listing shows of the games matching a filter: the live task of a game in
-    /// memory; the stored summary of a finished game that is not (no replay) and whose
-    /// public delay has passed; an unfinished game not in memory, one that finished
-    /// within its delay, or one stored before summaries existed, is loaded;
-    /// a quarantined game as such (callers decide who sees it).
-    ///
-    /// # Errors
-    /// The store failing, the memory limit.
-    pub async fn listing(self: &Arc<Self>, filter: &GameFilter) -> Result<Vec<Listed>, HubError> {
-        let records = self.store.list_games(filter).await?;
-        let now = self.now().wall;
-        let mut out = Vec::with_capacity(records.len());
-        for record in records {
-            if let Some(h) = self.games().get(&record.game_id) {
-                out.push(Listed::Live(h.clone()));
-                continue;
-            }
-            let stored = record
-                .finished
-                .then(|| serde_json::from_str::<GameSummary>(&record.summary_json).ok())
-                .flatten()
-                .map(Box::new);
-            let meta = || Arc::new(GameMeta::of_record(&record));
-            if let Some(q) = self.quarantine_of(&record.game_id) {
-                out.push(Listed::Quarantined(meta(), q, stored));
-                continue;
-            }
-            // A game that finished within its public delay (before a restart: it would
-            // not have left memory) is loaded, so the public sees it as it was then.
-            match stored.filter(|s| !within_delay(s, now)) {
-                Some(summary) => out.push(Listed::Stored(meta(), summary)),
-                None => match self.game(&record.game_id).await {
-                    Ok(h) => out.push(Listed::Live(h)),
-                    Err(HubError::Quarantined { quarantine, .. }) => {
-                        out.push(Listed::Quarantined(meta(), quarantine, None));
-                    }
-                    // Its row without events: a creation that never completed.
-                    Err(HubError::NotFound(_)) => {}
-                    Err(e) => return Err(e),
-                },
-            }
-        }
-        Ok(out)
     }
 
     /// How many games are in memory.
@@ -827,25 +525,6 @@ fn told_of_the_start(mark: Option<&AliveMark>, started: &Started, metrics: &Metr
 /// How far the wall clock may drift from the timeline (ms) before it is reported as a
 /// step.
 pub(crate) const WALL_STEP_MS: u64 = 1_000;
-
-/// The error of a request for a quarantined game.
-fn quarantined(id: &str, quarantine: Quarantine) -> HubError {
-    HubError::Quarantined {
-        id: id.to_string(),
-        quarantine,
-    }
-}
-
-/// Whether the public still sees a finished game as unfinished at `now`: it finished
-/// less than its broadcast delay ago.
-fn within_delay(summary: &GameSummary, now: chrono::DateTime<chrono::Utc>) -> bool {
-    let delay = i64::try_from(summary.settings.broadcast_delay_ms).unwrap_or(i64::MAX);
-    delay > 0
-        && summary
-            .stamps
-            .finished
-            .is_some_and(|finished| (now - finished).num_milliseconds() < delay)
-}
 
 /// A game's place among the loaded games while it is being created
 /// ([`Hub::reserve`]).
