@@ -149,23 +149,18 @@ impl EventStore for MemoryStore {
     }
 
     async fn write(&self, batch: Append<'_>) -> Result<u64, StoreError> {
-        let Append {
-            stream,
-            expected_next_seq,
-            payloads,
-            summary,
-        } = batch;
+        let stream = batch.stream;
         let mut state = self.lock();
         let log = state.log_mut(stream)?;
         let next = log.len() as u64 + 1;
-        if expected_next_seq != next {
+        if batch.expected_next_seq != next {
             return Err(StoreError::Conflict {
-                expected: expected_next_seq,
+                expected: batch.expected_next_seq,
                 actual: next,
             });
         }
         let written_at_ms = now_ms();
-        for (seq, payload) in (next..).zip(payloads) {
+        for (seq, payload) in (next..).zip(batch.payloads) {
             log.push(StoredEvent {
                 game_id: stream.id().to_string(),
                 seq,
@@ -174,7 +169,7 @@ impl EventStore for MemoryStore {
             });
         }
         let last = log.len() as u64;
-        if let Some(s) = summary {
+        if let Some(s) = batch.summary {
             match stream {
                 Stream::Game(id) => {
                     if let Some(game) = state.games.get_mut(id) {

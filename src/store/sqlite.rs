@@ -245,18 +245,12 @@ impl EventStore for SqliteStore {
     }
 
     async fn write(&self, batch: Append<'_>) -> Result<u64, StoreError> {
-        let Append {
-            stream,
-            expected_next_seq,
-            payloads,
-            summary,
-        } = batch;
         self.write_seq(Op::Append {
-            kind: stream.kind(),
-            game_id: stream.id().to_string(),
-            expected_next_seq,
-            payloads,
-            summary,
+            kind: batch.stream.kind(),
+            game_id: batch.stream.id().to_string(),
+            expected_next_seq: batch.expected_next_seq,
+            payloads: batch.payloads,
+            summary: batch.summary,
         })
         .await
     }

@@ -835,19 +835,13 @@ impl EventStore for PostgresStore {
     }
 
     async fn write(&self, batch: Append<'_>) -> Result<u64, StoreError> {
-        let Append {
-            stream,
-            expected_next_seq,
-            payloads,
-            summary,
-        } = batch;
-        match stream {
+        match batch.stream {
             Stream::Game(id) => {
-                self.append_op(id, expected_next_seq, payloads, summary)
+                self.append_op(id, batch.expected_next_seq, batch.payloads, batch.summary)
                     .await
             }
             Stream::Tournament(key) => {
-                self.append_tournament(key, expected_next_seq, payloads, summary)
+                self.append_tournament(key, batch.expected_next_seq, batch.payloads, batch.summary)
                     .await
             }
         }
