@@ -45,7 +45,12 @@ impl Hub {
         tokio::spawn(async move {
             let gate = hub.loading_gates().entry(id.clone()).or_default().clone();
             let turn = gate.lock().await;
-            let loaded = hub.load(&id, record).await;
+            // Another caller may have loaded it (or found it quarantined) while this one
+            // waited for the turn.
+            let loaded = match hub.known(&id) {
+                Some(known) => known,
+                None => hub.load(&id, record).await,
+            };
             {
                 // Still holding the turn: a request that comes after this sees the game
                 // in memory (or quarantined) before it could take a gate of its own.
@@ -75,15 +80,13 @@ impl Hub {
         self.loading.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Loads a game under its gate (see [`Hub::game`]).
-    pub(super) async fn load(
+    /// Loads a game from the store, under its gate and known to be neither in memory
+    /// nor quarantined (see [`Hub::game_from`]).
+    async fn load(
         self: &Arc<Self>,
         id: &str,
         record: Option<GameRecord>,
     ) -> Result<(GameHandle, bool), HubError> {
-        if let Some(known) = self.known(id) {
-            return known;
-        }
         if self.stopping() {
             return Err(HubError::ShuttingDown);
         }
