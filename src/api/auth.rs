@@ -60,7 +60,7 @@ pub enum Role {
 
 /// Which game of its event a board or player token acts on: written in the config as
 /// `game = "<id>"` or `board = <n>`, exactly one of them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "PlaceFields", into = "PlaceFields")]
 pub enum Place {
     /// The game of this id.
@@ -389,15 +389,38 @@ pub(super) fn audience(role: &Role, meta: &GameMeta) -> Audience {
     }
 }
 
-/// The audience every game of `event` has for `role` on a round stream, when it is the
-/// same for all of them; `None` for a board or a player of the event (their own game is
-/// live, the others public): their streams follow the games one by one.
-pub(super) fn round_audience(role: &Role, event: &str) -> Option<Audience> {
-    match role {
-        Role::Arbiter { event: None } => Some(Audience::Live),
-        Role::Arbiter { event: Some(e) } if e == event => Some(Audience::Live),
-        Role::Board { event: e, .. } | Role::Player { event: e, .. } if e == event => None,
-        _ => Some(Audience::Public),
+/// How `role` sees the games of an event on a round stream: every game alike, or (a board
+/// or a player of the event) the games of its place live and the others as the public
+/// does. A round's feed is shared by the streams of one view (`round_feed.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum View {
+    /// Every game with this audience.
+    All(Audience),
+    /// The games its place holds live, the others public.
+    Own(Place),
+}
+
+impl View {
+    /// The view `role` has of the games of `event`.
+    pub(super) fn of(role: &Role, event: &str) -> View {
+        match role {
+            Role::Arbiter { event: None } => View::All(Audience::Live),
+            Role::Arbiter { event: Some(e) } if e == event => View::All(Audience::Live),
+            Role::Board { event: e, place }
+            | Role::Player {
+                event: e, place, ..
+            } if e == event => View::Own(place.clone()),
+            _ => View::All(Audience::Public),
+        }
+    }
+
+    /// The audience of a game of the event in this view ([`audience`] of the role).
+    pub(super) fn audience(&self, meta: &GameMeta) -> Audience {
+        match self {
+            View::All(audience) => *audience,
+            View::Own(place) if place.holds(meta) => Audience::Live,
+            View::Own(_) => Audience::Public,
+        }
     }
 }
 
@@ -459,6 +482,51 @@ mod tests {
             "the white player of game g1 of event 'Open' may not act for white in game g2 \
              (board 2 of event 'Open')"
         );
+    }
+
+    /// A round stream's view of an event gives each of its games the audience the role
+    /// has of it; only a board or a player of the event has a view of its own.
+    #[test]
+    fn a_round_streams_view_is_the_roles_audience_game_by_game() {
+        let roles = [
+            Role::Arbiter { event: None },
+            Role::Arbiter {
+                event: Some("Open".into()),
+            },
+            Role::Arbiter {
+                event: Some("Cup".into()),
+            },
+            Role::Viewer,
+            Role::Board {
+                event: "Open".into(),
+                place: Place::Board(2),
+            },
+            Role::Player {
+                event: "Open".into(),
+                place: Place::Game("g1".into()),
+                side: Color::Black,
+            },
+            Role::Board {
+                event: "Cup".into(),
+                place: Place::Game("g1".into()),
+            },
+        ];
+        let games = [meta("Open", "g1", 1), meta("Open", "g2", 2)];
+        for role in &roles {
+            let view = View::of(role, "Open");
+            for game in &games {
+                assert_eq!(
+                    view.audience(game),
+                    audience(role, game),
+                    "{role:?} {game:?}"
+                );
+            }
+            let own = matches!(role, Role::Board { event, .. } | Role::Player { event, .. } if event == "Open");
+            assert_eq!(matches!(view, View::Own(_)), own, "{role:?}");
+        }
+        let board2 = View::of(&roles[4], "Open");
+        assert_eq!(board2.audience(&games[1]), Audience::Live);
+        assert_eq!(board2.audience(&games[0]), Audience::Public);
     }
 
     #[test]

@@ -3,11 +3,10 @@
 use std::pin::Pin;
 use std::sync::Arc;
 
-use futures_util::future::Either;
-use tokio_stream::{Stream, StreamExt};
+use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
-use super::auth::{Role, audience, round_audience};
+use super::auth::{Role, View, audience};
 use super::cursor::Cursor;
 use super::error::Refusal;
 use super::error::status;
@@ -17,7 +16,7 @@ use super::round_feed::{self, RoundStream};
 use super::service::Api;
 use super::token_table::until_revoked;
 use super::validate::{RESUME_ENTRIES, checked};
-use super::watch::{Resume, Round, join, out_of_range, past_last};
+use super::watch::{Resume, out_of_range, past_last};
 use crate::hub::GameMeta;
 use crate::hub::metrics::WatchKind;
 use crate::notation::pdn::{PdnGame, write_games};
@@ -97,11 +96,6 @@ impl Api {
         r: pb::WatchEventRequest,
         kind: WatchKind,
     ) -> Result<impl Stream<Item = Result<EventFrame, Status>> + Send + use<>, Status> {
-        let filter = GameFilter {
-            event: Some(r.event.clone()),
-            round: (!r.round.is_empty()).then(|| r.round.clone()),
-            unfinished_only: false,
-        };
         // Checked with the request: it is ours and made for this event and round.
         let cursor = (!r.from_cursor.is_empty())
             .then(|| Cursor::decode(&r.from_cursor, &r.event, &r.round, RESUME_ENTRIES))
@@ -133,45 +127,15 @@ impl Api {
                     .collect(),
             }
         };
-        if let Some(audience) = round_audience(&role, &r.event) {
-            // Every game has the same audience for this caller: the round's shared feed.
-            let req = RoundStream {
-                event: r.event.clone(),
-                round: r.round.clone(),
-                role,
-                audience,
-                kind,
-            };
-            let stream =
-                round_feed::open(self.hub(), self.tournaments(), self.feeds(), req, &froms).await?;
-            return Ok(Either::Left(stream));
-        }
-        // Subscribed before the listing: a game created in between is on both, and
-        // joins once (the stream skips the games it has).
-        let created = self.hub().subscribe_created();
-        let metas = self
-            .hub()
-            .list_by_creation(&filter)
-            .await
-            .map_err(|e| status(&e))?;
-        let froms = froms(&metas);
-        let mut watches = Vec::new();
-        for (m, from) in metas.iter().zip(froms) {
-            from.check(self.hub(), &role, &m.id).await?;
-            watches.extend(join(self.hub(), &role, &m.id, from.seq, None).await?);
-        }
-        let round = Round {
-            event: r.event,
-            round: r.round,
-            filter,
+        // Every round stream runs on the shared feed of its round and view.
+        let req = RoundStream {
+            view: View::of(&role, &r.event),
+            event: r.event.clone(),
+            round: r.round.clone(),
             role,
             kind,
-            watches,
-            created,
         };
-        Ok(Either::Right(
-            super::watch::watch_round(self.hub().clone(), round).map(|e| e.map(EventFrame::from)),
-        ))
+        round_feed::open(self.hub(), self.tournaments(), self.feeds(), req, &froms).await
     }
 
     /// The PDN text of a checked `ExportPdnRequest` as `role` may see it.

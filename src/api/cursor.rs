@@ -236,6 +236,70 @@ fn read_varint(at: &mut &[u8]) -> Option<u64> {
     None
 }
 
+/// A round stream's games in stream order (listed at the start by creation, then as
+/// they joined) and the last seq sent of each: what its cursor says.
+#[derive(Debug, Clone)]
+pub(super) struct Standing {
+    /// The cursor's hash of the event and round.
+    stream: u32,
+    /// The cursor's hash of each game's id, in stream order.
+    hashes: Vec<u32>,
+    seqs: Vec<u64>,
+    index: HashMap<String, usize>,
+}
+
+impl Standing {
+    /// No game yet, for the stream of `event` and `round` (empty: every round).
+    pub(super) fn new(event: &str, round: &str) -> Standing {
+        Standing {
+            stream: Cursor::stream_hash(event, round),
+            hashes: Vec::new(),
+            seqs: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    pub(super) fn has(&self, id: &str) -> bool {
+        self.index.contains_key(id)
+    }
+
+    /// The index of a game in the order.
+    pub(super) fn index_of(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// The last seq of the game at `i`.
+    pub(super) fn seq(&self, i: usize) -> u64 {
+        self.seqs[i]
+    }
+
+    /// Sets the last seq of the game at `i`.
+    pub(super) fn set(&mut self, i: usize, seq: u64) {
+        self.seqs[i] = seq;
+    }
+
+    /// How many games.
+    pub(super) fn len(&self) -> usize {
+        self.seqs.len()
+    }
+
+    /// Adds a game at the end of the order; returns its index.
+    pub(super) fn push(&mut self, id: &str, from: u64) -> usize {
+        let i = self.hashes.len();
+        self.hashes.push(Cursor::id_hash(id));
+        self.seqs.push(from);
+        self.index.insert(id.to_string(), i);
+        i
+    }
+
+    pub(super) fn cursor(&self) -> String {
+        Cursor::encode_hashed(
+            self.stream,
+            self.hashes.iter().copied().zip(self.seqs.iter().copied()),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 use tonic::{Request, Response, Status};
 
 use super::auth::{Action, Role};
-use super::auth::{audience, round_audience};
+use super::auth::{View, audience};
 use super::convert;
 use super::error::Refusal;
 use super::error::{auth_status, bad, status};
@@ -86,7 +86,7 @@ impl pb::game_service_server::GameService for Api {
         // The store's finished flag is the live one. A caller who sees some listed game
         // as the public does (behind its broadcast delay) must still see it unfinished
         // while the delay lasts: its filter runs on the views instead.
-        let live_on_all = round_audience(&role, &r.event) == Some(Audience::Live);
+        let live_on_all = View::of(&role, &r.event) == View::All(Audience::Live);
         let public_unfinished = r.unfinished_only && !live_on_all;
         let filter = GameFilter {
             event: (!r.event.is_empty()).then_some(r.event),

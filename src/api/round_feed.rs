@@ -1,5 +1,7 @@
-//! Round feeds: one follower of a round per audience, shared by every round stream
-//! (WatchEvent, the HTTP PDN stream) on it.
+//! Round feeds: one follower of a round per view, shared by every round stream
+//! (WatchEvent, the HTTP PDN stream) on it. A view is an audience for every game (the
+//! public, the arbiters), or a board's or a player's: its own game live, the others as
+//! the public sees them ([`View`]). Every round stream runs on a feed.
 //!
 //! A round of 100 games followed by 10,000 displays used to hold a watcher of every game
 //! per stream (a million queues, each event pushed to 10,000 of them), and converted each
@@ -22,7 +24,7 @@
 //! finished, at shutdown, on the first error (every stream on it ends with it), or when
 //! no stream has been on it for a while.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -33,13 +35,14 @@ use tokio::sync::{broadcast, watch};
 use tokio_stream::{Stream, StreamExt};
 use tonic::Status;
 
-use super::auth::Role;
+use super::auth::{Role, View};
 use super::convert::resync_pb;
+use super::cursor::Standing;
 use super::error::status;
 use super::feed_standings::Tracker;
 use super::frame::{Encoded, EventFrame};
 use super::pb;
-use super::watch::{Resume, Standing, count, join, joining, loaded, next_pb};
+use super::watch::{Resume, count, join, loaded, next_pb};
 use crate::hub::metrics::WatchKind;
 use crate::hub::{
     Audience, GameHandle, GameMeta, Hub, HubError, Snapshot, Tournaments, WatchPermit,
@@ -55,12 +58,12 @@ const IDLE_CHECK: Duration = Duration::from_secs(1);
 /// the game's stream ended, a game of another round).
 const REVEAL_GRACE_MS: i64 = 1_000;
 
-/// What a feed follows: a round (empty: every round of the event) for one audience.
+/// What a feed follows: a round (empty: every round of the event) in one view.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct FeedKey {
     event: String,
     round: String,
-    audience: Audience,
+    view: View,
 }
 
 impl FeedKey {
@@ -69,6 +72,14 @@ impl FeedKey {
             event: Some(self.event.clone()),
             round: (!self.round.is_empty()).then(|| self.round.clone()),
             unfinished_only: false,
+        }
+    }
+
+    /// Whose standings the feed sends: a board's or a player's view has the public's.
+    fn standings_audience(&self) -> Audience {
+        match self.view {
+            View::All(audience) => audience,
+            View::Own(_) => Audience::Public,
         }
     }
 }
@@ -184,7 +195,7 @@ impl Feed {
     }
 }
 
-/// The feeds running, by round and audience.
+/// The feeds running, by round and view.
 #[derive(Default)]
 pub(crate) struct Feeds {
     map: Mutex<HashMap<FeedKey, Arc<Feed>>>,
@@ -354,6 +365,9 @@ async fn run(
     // Before the standings are first read: no change after it is missed.
     let mut changes = tournaments.subscribe_changes();
     let mut map: SelectAll<GameStream> = SelectAll::new();
+    // The games the feed follows ahead of its standings (a board's own game, live, on a
+    // feed whose standings are the public's), by index.
+    let mut ahead = HashSet::new();
     let started = async {
         let metas = hub
             .list_by_creation(&filter)
@@ -361,11 +375,13 @@ async fn run(
             .map_err(|e| status(&e))?;
         let mut watches = Vec::with_capacity(metas.len());
         for m in metas {
-            if let Some(w) = feed_watch(&hub, &m.id, key.audience, None).await? {
-                watches.push((m.id, w));
+            let audience = key.view.audience(&m);
+            if let Some(w) = feed_watch(&hub, &m.id, audience, None).await? {
+                watches.push((m.id, audience, w));
             }
         }
-        let mut tracker = Tracker::start(tournaments.clone(), &key.event, key.audience).await?;
+        let mut tracker =
+            Tracker::start(tournaments.clone(), &key.event, key.standings_audience()).await?;
         let standings = match &mut tracker {
             // Every game the feed has is where its audience stands: their results show.
             Some(t) => t.update(wall_ms(), None, |_| false).await?,
@@ -377,8 +393,11 @@ async fn run(
     let mut tracker = match started {
         Ok((watches, tracker, standings)) => {
             let mut state = feed.lock();
-            for (id, w) in watches {
+            for (id, audience, w) in watches {
                 let i = state.index(&id, w.last_seq());
+                if audience != key.standings_audience() {
+                    ahead.insert(i);
+                }
                 map.push(game_stream(i, w));
             }
             // Not published: a stream takes the first standings from the feed's state.
@@ -448,7 +467,10 @@ async fn run(
                     return;
                 }
                 if result_ms.is_some() {
-                    restand(&feed, &mut tracker, result_ms).await;
+                    // A board's own game, live on its feed: its result counts in the
+                    // public's standings once it is public (a reveal).
+                    let public_ms = result_ms.filter(|_| !ahead.contains(&game));
+                    restand(&feed, &mut tracker, public_ms).await;
                 }
             }
             Wake::Changed(changed) => {
@@ -472,9 +494,13 @@ async fn run(
                 };
                 for meta in joining {
                     // A game that joins is followed from its start.
-                    match feed_watch(&hub, &meta.id, key.audience, Some(0)).await {
+                    let audience = key.view.audience(&meta);
+                    match feed_watch(&hub, &meta.id, audience, Some(0)).await {
                         Ok(Some(w)) => {
                             let i = feed.lock().index(&meta.id, 0);
+                            if audience != key.standings_audience() {
+                                ahead.insert(i);
+                            }
                             map.push(game_stream(i, w));
                         }
                         Ok(None) => {}
@@ -509,19 +535,20 @@ async fn run(
     }
 }
 
-/// A round stream as `role` may see it (for whom every game of the round has the same
-/// audience, see [`round_audience`]).
+/// A round stream as `role` may see it (`view`: [`View::of`] the role).
 pub(super) struct RoundStream {
     pub event: String,
     pub round: String,
     pub role: Role,
-    pub audience: Audience,
+    pub view: View,
     pub kind: WatchKind,
 }
 
 /// One of a stream's games.
 struct Followed {
     id: Arc<str>,
+    /// Who the stream is of the game (the view's audience of it).
+    audience: Audience,
     /// Its place among the game's watchers.
     permit: WatchPermit,
     done: bool,
@@ -533,7 +560,7 @@ struct Follower {
     /// The feed it follows (its games' order).
     feed: Arc<Feed>,
     role: Role,
-    audience: Audience,
+    view: View,
     standing: Standing,
     games: Vec<Followed>,
     /// The stream's index of each of the feed's games (`usize::MAX`: not on the stream).
@@ -609,9 +636,11 @@ impl Follower {
         let Some(handle) = loaded(&self.hub, id).await? else {
             return Ok(None);
         };
-        let permit = handle.watch_permit(self.audience).map_err(|e| status(&e))?;
+        let audience = self.view.audience(handle.meta());
+        let permit = handle.watch_permit(audience).map_err(|e| status(&e))?;
         self.games.push(Followed {
             id: id.into(),
+            audience,
             permit,
             done: false,
         });
@@ -677,7 +706,7 @@ impl Follower {
                 None => state.standing.seq(f),
             };
             if self.standing.seq(i) < target {
-                match self.audience {
+                match self.games[i].audience {
                     Audience::Live => {
                         if let Some(mut e) = self.resync(i).await? {
                             self.standing.set(i, self.standing.seq(i).max(e.seq));
@@ -764,7 +793,7 @@ pub(super) async fn open(
     let key = FeedKey {
         event: req.event.clone(),
         round: req.round.clone(),
-        audience: req.audience,
+        view: req.view.clone(),
     };
     let (feed, mut rx) = feeds.subscribe(hub, tournaments, key.clone());
     let mut ready = feed.ready.clone();
@@ -784,7 +813,7 @@ pub(super) async fn open(
         hub: hub.clone(),
         feed: feed.clone(),
         role: req.role,
-        audience: req.audience,
+        view: req.view,
         standing: Standing::new(&req.event, &req.round),
         games: Vec::with_capacity(metas.len()),
         by_feed: Vec::new(),
@@ -1038,6 +1067,39 @@ fn in_step_next(follower: &mut Follower, item: &FeedItem, in_step: bool) -> Opti
     Some(Step::One(EventFrame::Shared(message.clone())))
 }
 
+/// The games of `filter` a creation notice brings to a round stream that it does not
+/// have yet (`has`): the game created, or, after falling behind the notices, every game
+/// listed again. Once no notice can come, `listening` is cleared.
+///
+/// # Errors
+/// The store failing while the games are listed again.
+pub(super) async fn joining(
+    hub: &Hub,
+    filter: &GameFilter,
+    notice: Result<Arc<GameMeta>, broadcast::error::RecvError>,
+    listening: &mut bool,
+    has: impl Fn(&str) -> bool,
+) -> Result<Vec<GameMeta>, Status> {
+    let metas = match notice {
+        Ok(meta) => vec![meta.as_ref().clone()],
+        Err(broadcast::error::RecvError::Lagged(_)) => {
+            hub.list_by_creation(filter).await.map_err(|e| status(&e))?
+        }
+        Err(broadcast::error::RecvError::Closed) => {
+            *listening = false;
+            Vec::new()
+        }
+    };
+    Ok(metas
+        .into_iter()
+        .filter(|m| {
+            filter.event.as_ref().is_none_or(|e| *e == m.event)
+                && filter.round.as_ref().is_none_or(|r| *r == m.round)
+                && !has(&m.id)
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1060,7 +1122,7 @@ mod tests {
             key: FeedKey {
                 event: "E".into(),
                 round: "1".into(),
-                audience,
+                view: View::All(audience),
             },
             tx: broadcast::channel(8).0,
             ready: watch::channel(true).1,
@@ -1069,7 +1131,7 @@ mod tests {
             hub: hub.clone(),
             feed: feed.clone(),
             role,
-            audience,
+            view: View::All(audience),
             standing: Standing::new("E", "1"),
             games: Vec::new(),
             by_feed: Vec::new(),

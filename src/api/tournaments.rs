@@ -4,7 +4,7 @@
 
 use tonic::{Request, Response, Status};
 
-use super::auth::{Action, Caller, Role, round_audience};
+use super::auth::{Action, Caller, Role, View};
 use super::convert;
 use super::error::Refusal;
 use super::error::{auth_status, bad, tournament_status};
@@ -341,7 +341,7 @@ fn seen_by(role: &Role, t: Tournament) -> Tournament {
     let Some(c) = t.config() else {
         return t;
     };
-    if round_audience(role, &c.name) == Some(Audience::Live) {
+    if View::of(role, &c.name) == View::All(Audience::Live) {
         return t;
     }
     let delay = c.settings.broadcast_delay_ms;

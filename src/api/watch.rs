@@ -3,19 +3,14 @@
 //! watcher fell behind; the end after the game's final event, and `UNAVAILABLE "server
 //! shutting down"` at shutdown.
 
-use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use async_stream::stream;
-use futures_util::stream::SelectAll;
-use tokio::sync::broadcast;
-use tokio_stream::{Stream, StreamExt};
+use tokio_stream::Stream;
 use tonic::Status;
 
 use super::auth::{Role, audience};
 use super::convert::{event_pb, resync_pb};
-use super::cursor::Cursor;
 use super::error::Refusal;
 use super::error::status;
 use super::frame::{Encoded, EventFrame};
@@ -25,7 +20,6 @@ use crate::hub::{
     Audience, GameHandle, GameMeta, Hub, HubError, Published, Watch, WatchEnd, WatchItem,
     WatchPermit,
 };
-use crate::store::GameFilter;
 
 /// The next message of a watch as the API sends it; `None` at the end.
 pub(super) async fn next_pb(watch: &mut Watch) -> Option<Result<pb::GameEvent, Status>> {
@@ -103,235 +97,6 @@ pub fn watch(
             }
         }
     }
-}
-
-/// A round stream's games in stream order (listed at the start by creation, then as
-/// they joined) and the last seq sent of each: what its cursor says.
-#[derive(Debug, Clone)]
-pub(super) struct Standing {
-    /// The cursor's hash of the event and round.
-    stream: u32,
-    /// The cursor's hash of each game's id, in stream order.
-    hashes: Vec<u32>,
-    seqs: Vec<u64>,
-    index: HashMap<String, usize>,
-}
-
-impl Standing {
-    /// No game yet, for the stream of `event` and `round` (empty: every round).
-    pub(super) fn new(event: &str, round: &str) -> Standing {
-        Standing {
-            stream: Cursor::stream_hash(event, round),
-            hashes: Vec::new(),
-            seqs: Vec::new(),
-            index: HashMap::new(),
-        }
-    }
-
-    pub(super) fn has(&self, id: &str) -> bool {
-        self.index.contains_key(id)
-    }
-
-    /// The index of a game in the order.
-    pub(super) fn index_of(&self, id: &str) -> Option<usize> {
-        self.index.get(id).copied()
-    }
-
-    /// The last seq of the game at `i`.
-    pub(super) fn seq(&self, i: usize) -> u64 {
-        self.seqs[i]
-    }
-
-    /// Sets the last seq of the game at `i`.
-    pub(super) fn set(&mut self, i: usize, seq: u64) {
-        self.seqs[i] = seq;
-    }
-
-    /// How many games.
-    pub(super) fn len(&self) -> usize {
-        self.seqs.len()
-    }
-
-    /// Adds a game at the end of the order; returns its index.
-    pub(super) fn push(&mut self, id: &str, from: u64) -> usize {
-        let i = self.hashes.len();
-        self.hashes.push(Cursor::id_hash(id));
-        self.seqs.push(from);
-        self.index.insert(id.to_string(), i);
-        i
-    }
-
-    pub(super) fn cursor(&self) -> String {
-        Cursor::encode_hashed(
-            self.stream,
-            self.hashes.iter().copied().zip(self.seqs.iter().copied()),
-        )
-    }
-}
-
-/// What a round stream follows: every game of `filter` (an event, or one round of it),
-/// as `role` may see each.
-pub(super) struct Round {
-    /// The event and round (empty: every round) the cursor is made for.
-    pub event: String,
-    pub round: String,
-    pub filter: GameFilter,
-    pub role: Role,
-    /// What the stream is for (the watcher metrics' label).
-    pub kind: WatchKind,
-    /// The games listed at the start, in stream order, each watched from its seq.
-    pub watches: Vec<Watch>,
-    /// Games created since before the listing (those already listed are skipped).
-    pub created: broadcast::Receiver<Arc<GameMeta>>,
-}
-
-type GameStream = Pin<Box<dyn Stream<Item = Result<pb::GameEvent, Status>> + Send>>;
-
-fn game_stream(mut w: Watch) -> GameStream {
-    Box::pin(stream! {
-        while let Some(item) = next_pb(&mut w).await {
-            yield item;
-        }
-    })
-}
-
-/// What woke a round stream.
-enum Wake {
-    Stop,
-    Item(Box<Result<pb::GameEvent, Status>>),
-    Drained,
-    Created(Result<Arc<GameMeta>, broadcast::error::RecvError>),
-}
-
-/// Every game of a round on one stream, each in its own order, each message with the
-/// stream's cursor; games created in the round meanwhile join from their start. One
-/// watcher in the gauge. It ends once every game on it has finished (a stream that has
-/// no game yet waits for one), with the first error, or at shutdown (UNAVAILABLE).
-pub(super) fn watch_round(
-    hub: Arc<Hub>,
-    round: Round,
-) -> impl Stream<Item = Result<pb::GameEvent, Status>> + Send + use<> {
-    let Round {
-        event,
-        round,
-        filter,
-        role,
-        kind,
-        watches,
-        mut created,
-    } = round;
-    let open = hub.metrics().watcher(kind);
-    let mut standing = Standing::new(&event, &round);
-    // Polls only the games that woke it (a StreamMap polls every game on each wake:
-    // with 100 games and 10,000 watchers that was most of the fan-out's CPU).
-    let mut map = SelectAll::new();
-    for w in watches {
-        standing.push(&w.game().meta().id, w.last_seq());
-        map.push(game_stream(w));
-    }
-    stream! {
-        let _open = open;
-        let mut stopped = std::pin::pin!(hub.stopped());
-        let mut listening = true;
-        loop {
-            let wake = tokio::select! {
-                biased;
-                () = &mut stopped => Wake::Stop,
-                item = StreamExt::next(&mut map), if !map.is_empty() => match item {
-                    Some(item) => Wake::Item(Box::new(item)),
-                    // The last game on the stream ended.
-                    None => Wake::Drained,
-                },
-                c = created.recv(), if listening => Wake::Created(c),
-            };
-            match wake {
-                Wake::Stop => {
-                    yield Err(status(&HubError::ShuttingDown));
-                    break;
-                }
-                Wake::Item(item) => match *item {
-                    Ok(mut e) => {
-                        if let Some(&i) = standing.index.get(&e.game_id) {
-                            standing.seqs[i] = e.seq;
-                        }
-                        e.cursor = standing.cursor();
-                        count(hub.metrics(), kind, &e);
-                        yield Ok(e);
-                    }
-                    Err(e) => {
-                        yield Err(e);
-                        break;
-                    }
-                },
-                Wake::Drained => {}
-                Wake::Created(c) => {
-                    let has = |id: &str| standing.has(id);
-                    let joining = match joining(&hub, &filter, c, &mut listening, has).await {
-                        Ok(metas) => metas,
-                        Err(e) => {
-                            yield Err(e);
-                            break;
-                        }
-                    };
-                    let mut failed = None;
-                    for meta in joining {
-                        // A game that joins is watched from its start.
-                        match join(&hub, &role, &meta.id, 0, None).await {
-                            Ok(Some(w)) => {
-                                standing.push(&meta.id, 0);
-                                map.push(game_stream(w));
-                            }
-                            Ok(None) => {}
-                            Err(e) => {
-                                failed = Some(e);
-                                break;
-                            }
-                        }
-                    }
-                    if let Some(e) = failed {
-                        yield Err(e);
-                        break;
-                    }
-                }
-            }
-            if map.is_empty() && !standing.hashes.is_empty() {
-                break;
-            }
-        }
-    }
-}
-
-/// The games of `filter` a creation notice brings to a round stream that it does not
-/// have yet (`has`): the game created, or, after falling behind the notices, every game
-/// listed again. Once no notice can come, `listening` is cleared.
-///
-/// # Errors
-/// The store failing while the games are listed again.
-pub(super) async fn joining(
-    hub: &Hub,
-    filter: &GameFilter,
-    notice: Result<Arc<GameMeta>, broadcast::error::RecvError>,
-    listening: &mut bool,
-    has: impl Fn(&str) -> bool,
-) -> Result<Vec<GameMeta>, Status> {
-    let metas = match notice {
-        Ok(meta) => vec![meta.as_ref().clone()],
-        Err(broadcast::error::RecvError::Lagged(_)) => {
-            hub.list_by_creation(filter).await.map_err(|e| status(&e))?
-        }
-        Err(broadcast::error::RecvError::Closed) => {
-            *listening = false;
-            Vec::new()
-        }
-    };
-    Ok(metas
-        .into_iter()
-        .filter(|m| {
-            filter.event.as_ref().is_none_or(|e| *e == m.event)
-                && filter.round.as_ref().is_none_or(|r| *r == m.round)
-                && !has(&m.id)
-        })
-        .collect())
 }
 
 /// The last seq of game `handle` as `audience` sees it (for the public of a delayed game,

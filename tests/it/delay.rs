@@ -763,3 +763,109 @@ async fn a_resume_point_past_what_the_caller_sees_is_out_of_range() {
         e.message()
     );
 }
+
+/// WatchEvent of a board or a player of the event: the games of its place live, the
+/// others behind their delay, on one stream (its round's feed of its view). The board of
+/// game g sees g's move at once and h's after the delay; the player of h the other way
+/// round; the viewer both after the delay.
+#[tokio::test(start_paused = true)]
+async fn a_boards_round_stream_has_its_own_game_live_and_the_others_delayed() {
+    let api = api();
+    for (id, board) in [("g", 1), ("h", 2)] {
+        api.create_game(req(
+            "arb",
+            pb::CreateGameRequest {
+                game_id: id.into(),
+                variant: pb::Variant::Russian as i32,
+                time_control: "10m".into(),
+                event: "Open".into(),
+                round: "1".into(),
+                board,
+                settings: Some(pb::GameSettings {
+                    broadcast_delay_ms: Some(DELAY),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect("create");
+        api.start_game(req(
+            "arb",
+            pb::StartGameRequest {
+                game_id: id.into(),
+                expected_seq: 0,
+            },
+        ))
+        .await
+        .expect("start");
+    }
+    let open = |token: &'static str| {
+        let api = api.clone();
+        async move {
+            api.watch_event(req(
+                token,
+                pb::WatchEventRequest {
+                    event: "Open".into(),
+                    round: "1".into(),
+                    ..Default::default()
+                },
+            ))
+            .await
+            .expect("watch")
+            .into_inner()
+        }
+    };
+    let (board, other, view) = (open("board").await, open("other").await, open("view").await);
+    let made = Instant::now();
+    for (token, id) in [("white", "g"), ("other", "h")] {
+        api.submit_move(req(
+            token,
+            pb::SubmitMoveRequest {
+                game_id: id.into(),
+                r#move: "c3-d4".into(),
+                ..Default::default()
+            },
+        ))
+        .await
+        .expect("move");
+    }
+    let (board, other, view) = tokio::join!(
+        moves_at(board, made),
+        moves_at(other, made),
+        moves_at(view, made)
+    );
+    let delay = Duration::from_millis(DELAY);
+    let at = |id: &str, d: Duration| (id.to_string(), d);
+    assert_eq!(
+        board,
+        [at("g", Duration::ZERO), at("h", delay)],
+        "the board of g"
+    );
+    assert_eq!(
+        other,
+        [at("h", Duration::ZERO), at("g", delay)],
+        "the player of h"
+    );
+    assert_eq!(view.len(), 2);
+    assert!(
+        view.iter().all(|(_, d)| *d == delay),
+        "the viewer: {view:?}"
+    );
+}
+
+/// Each game's first two moves on a round stream, in the order they arrive, with how long
+/// after `made` each came.
+async fn moves_at(
+    mut s: impl tokio_stream::Stream<Item = Result<impl Into<pb::GameEvent>, tonic::Status>> + Unpin,
+    made: Instant,
+) -> Vec<(String, Duration)> {
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        let e: pb::GameEvent = s.next().await.expect("open").expect("event").into();
+        if matches!(e.kind, Some(pb::game_event::Kind::MovePlayed(_))) {
+            seen.push((e.game_id.clone(), made.elapsed()));
+        }
+    }
+    seen
+}

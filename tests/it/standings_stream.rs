@@ -20,7 +20,8 @@ use crate::common::server::TestServer;
 const EVENT: &str = "Standings Open";
 
 const CONFIG: &str = "[[tokens]]\ntoken = \"chief\"\nrole = \"arbiter\"\nevent = \"Standings Open\"\n\
-     [[tokens]]\ntoken = \"fan\"\nrole = \"viewer\"\n";
+     [[tokens]]\ntoken = \"fan\"\nrole = \"viewer\"\n\
+     [[tokens]]\ntoken = \"board1\"\nrole = \"board\"\nevent = \"Standings Open\"\nboard = 1\n";
 
 fn req<T>(token: &str, msg: T) -> Request<T> {
     let mut r = Request::new(msg);
@@ -366,4 +367,42 @@ async fn a_delayed_public_sees_standings_only_as_the_results_become_public() {
         points(&live),
         "the same standings, {DELAY:?} later"
     );
+}
+
+/// A board's stream of its round: its own game live (the result's final event at once),
+/// the standings as the public has them (GetStandings gives a board the same), so after
+/// the delay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_boards_stream_has_its_game_live_and_the_publics_standings() {
+    const DELAY: Duration = Duration::from_millis(1_500);
+    let server = TestServer::start(CONFIG).await;
+    let ch = server.channel.clone();
+    tournament(&ch, DELAY.as_millis() as u64).await;
+    let r1 = round(&ch, 1).await;
+    assert!(r1[0].ends_with("-b1"), "board 1 first: {r1:?}");
+    let mut board = watch(&ch, "board1", "1").await;
+    let (_, first) = until_standings(&mut board).await;
+    assert!(points(&first).iter().all(|(_, p)| *p == 0.0));
+
+    let declared = Instant::now();
+    declare(&ch, &r1[0], pb::GameResult::WhiteWins).await;
+    let finish = loop {
+        let e = next(&mut board).await.expect("the result");
+        assert!(
+            !matches!(e.kind, Some(Kind::StandingsUpdated(_))),
+            "no standings before the result is public: {e:?}"
+        );
+        if finished_game(&e) {
+            break e;
+        }
+    };
+    assert_eq!(finish.game_id, r1[0]);
+    assert!(declared.elapsed() < DELAY, "its own game at once");
+    let (_, after) = until_standings(&mut board).await;
+    assert!(
+        declared.elapsed() >= DELAY - Duration::from_millis(50),
+        "the public's standings, after the delay: {:?}",
+        declared.elapsed()
+    );
+    assert!(points(&after).iter().any(|(_, p)| *p == 2.0), "{after:?}");
 }
