@@ -1,6 +1,8 @@
 //! Conversions between the domain and the generated protobuf types: the one place that
 //! knows both.
 
+use std::sync::LazyLock;
+
 use prost_types::Timestamp;
 
 use super::pb;
@@ -333,41 +335,84 @@ pub fn game_pb(meta: &GameMeta, s: &Session, now: u64, with_moves: bool) -> pb::
     game
 }
 
+/// A variant's board before its pieces: the grid, its edges and title, each playable
+/// square's place, colour and label, in the geometry's order, with its PDN number. Made
+/// once per variant: every reply and every move's event draws the board.
+struct Blank {
+    drawing: pb::BoardDrawing,
+    numbers: Vec<u32>,
+}
+
+fn blank(v: Variant) -> &'static Blank {
+    static BLANKS: LazyLock<Vec<(Variant, Blank)>> = LazyLock::new(|| {
+        Variant::ALL
+            .iter()
+            .map(|&v| {
+                let geo = v.geometry();
+                let (files, ranks) = drawing::edges(v);
+                let squares = geo
+                    .order
+                    .iter()
+                    .map(|&sq| {
+                        let (x, y) = drawing::place(sq, v);
+                        pb::DrawnSquare {
+                            x: u32::from(x),
+                            y: u32::from(y),
+                            dark: drawing::is_dark(sq, v),
+                            label: drawing::label(sq, v)
+                                .map_or_else(String::new, |n| n.to_string()),
+                            ..pb::DrawnSquare::default()
+                        }
+                    })
+                    .collect();
+                let numbers = geo
+                    .order
+                    .iter()
+                    .map(|&sq| geo.number(sq, v.rules().mirrored))
+                    .collect();
+                let drawing = pb::BoardDrawing {
+                    columns: u32::from(geo.width),
+                    rows: u32::from(geo.height),
+                    squares,
+                    files,
+                    ranks,
+                    turn: 0,
+                    title: drawing::title(v).to_owned(),
+                };
+                (v, Blank { drawing, numbers })
+            })
+            .collect()
+    });
+    // Every variant is listed: the first is a fallback never taken.
+    BLANKS
+        .iter()
+        .find(|(w, _)| *w == v)
+        .map_or(&BLANKS[0].1, |(_, b)| b)
+}
+
 /// A position as a page draws it ([`crate::notation::drawing`]), the squares of
 /// `last_move` (a move's path) marked.
 pub fn drawing_pb(pos: &Position, last_move: &[u32]) -> pb::BoardDrawing {
     let v = pos.variant();
-    let geo = v.geometry();
-    let (files, ranks) = drawing::edges(v);
-    let squares = geo
-        .order
-        .iter()
-        .map(|&sq| {
-            let (x, y) = drawing::place(sq, v);
-            let piece = pos.piece_at(sq);
-            pb::DrawnSquare {
-                x: u32::from(x),
-                y: u32::from(y),
-                dark: drawing::is_dark(sq, v),
-                label: drawing::label(sq, v).map_or_else(String::new, |n| n.to_string()),
-                piece: piece.map_or(0, |(c, _)| side_pb(c)),
-                king: piece.is_some_and(|(_, king)| king),
-                beneath: pos.beneath(sq).into_iter().map(side_pb).collect(),
-                last_move: drawing::part_in_move(last_move, geo.number(sq, v.rules().mirrored))
-                    .unwrap_or_default()
-                    .to_owned(),
-            }
-        })
-        .collect();
-    pb::BoardDrawing {
-        columns: u32::from(geo.width),
-        rows: u32::from(geo.height),
-        squares,
-        files,
-        ranks,
-        turn: side_pb(pos.turn()),
-        title: drawing::title(v).to_owned(),
+    let blank = blank(v);
+    let mut out = blank.drawing.clone();
+    for ((square, &sq), &n) in out
+        .squares
+        .iter_mut()
+        .zip(v.geometry().order.iter())
+        .zip(&blank.numbers)
+    {
+        if let Some((c, king)) = pos.piece_at(sq) {
+            square.piece = side_pb(c);
+            square.king = king;
+        }
+        square.beneath = pos.beneath(sq).into_iter().map(side_pb).collect();
+        if let Some(part) = drawing::part_in_move(last_move, n) {
+            part.clone_into(&mut square.last_move);
+        }
     }
+    out.turn = side_pb(pos.turn());
+    out
 }
 
 /// The position of `fen` drawn, the squares of `path` marked; `None` when it does not
@@ -971,5 +1016,55 @@ mod tests {
             .count();
         assert_eq!(named, Variant::ALL.len());
         assert!(variant(pb::Variant::Unspecified as i32).is_err());
+    }
+
+    /// A drawing made from the variant's blank board is the position square by square
+    /// as `notation::drawing` places, colours and labels it, its pieces, and the move's
+    /// squares marked; a later drawing of the same variant keeps nothing of an earlier
+    /// one's marks.
+    #[test]
+    fn ru_1_1_a_drawing_is_its_position_square_by_square_in_every_variant() {
+        for v in Variant::ALL {
+            let pos = Position::start(v);
+            let geo = v.geometry();
+            let mirrored = v.rules().mirrored;
+            let n = |i: usize| geo.number(geo.order[i], mirrored);
+            let path = [n(0), n(geo.order.len() / 2), n(geo.order.len() - 1)];
+            for marked in [true, false, true] {
+                let last_move: &[u32] = if marked { &path } else { &[] };
+                let d = drawing_pb(&pos, last_move);
+                assert_eq!(
+                    (d.columns, d.rows),
+                    (u32::from(geo.width), u32::from(geo.height))
+                );
+                assert_eq!(
+                    (d.files.clone(), d.ranks.clone()),
+                    drawing::edges(v),
+                    "{v:?}"
+                );
+                assert_eq!(d.title, drawing::title(v));
+                assert_eq!(d.turn, side_pb(pos.turn()));
+                assert_eq!(d.squares.len(), geo.order.len());
+                for (square, &sq) in d.squares.iter().zip(&geo.order) {
+                    let (x, y) = drawing::place(sq, v);
+                    let piece = pos.piece_at(sq);
+                    let want = pb::DrawnSquare {
+                        x: u32::from(x),
+                        y: u32::from(y),
+                        dark: drawing::is_dark(sq, v),
+                        label: drawing::label(sq, v).map_or_else(String::new, |n| n.to_string()),
+                        piece: piece.map_or(0, |(c, _)| side_pb(c)),
+                        king: piece.is_some_and(|(_, k)| k),
+                        beneath: pos.beneath(sq).into_iter().map(side_pb).collect(),
+                        last_move: drawing::part_in_move(last_move, geo.number(sq, mirrored))
+                            .unwrap_or_default()
+                            .to_owned(),
+                    };
+                    assert_eq!(*square, want, "{v:?} {sq:?} marked {marked}");
+                }
+                let marks = d.squares.iter().filter(|s| !s.last_move.is_empty()).count();
+                assert_eq!(marks, if marked { 3 } else { 0 }, "{v:?}");
+            }
+        }
     }
 }
