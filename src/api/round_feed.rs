@@ -1073,7 +1073,7 @@ fn in_step_next(follower: &mut Follower, item: &FeedItem, in_step: bool) -> Opti
 ///
 /// # Errors
 /// The store failing while the games are listed again.
-pub(super) async fn joining(
+async fn joining(
     hub: &Hub,
     filter: &GameFilter,
     notice: Result<Arc<GameMeta>, broadcast::error::RecvError>,

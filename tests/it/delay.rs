@@ -72,16 +72,18 @@ fn req<T>(token: &str, msg: T) -> Request<T> {
     r
 }
 
-async fn game_with_a_move(api: &Api) -> Instant {
+/// Creates game `id` on `board` of round 1 of event Open, behind the public delay
+/// (`DELAY`), and starts it.
+async fn started(api: &Api, id: &str, board: u32, time_control: &str) {
     api.create_game(req(
         "arb",
         pb::CreateGameRequest {
-            game_id: "g".into(),
+            game_id: id.into(),
             variant: pb::Variant::Russian as i32,
-            time_control: "10m+5s".into(),
+            time_control: time_control.into(),
             event: "Open".into(),
             round: "1".into(),
-            board: 1,
+            board,
             settings: Some(pb::GameSettings {
                 broadcast_delay_ms: Some(DELAY),
                 ..Default::default()
@@ -94,12 +96,16 @@ async fn game_with_a_move(api: &Api) -> Instant {
     api.start_game(req(
         "arb",
         pb::StartGameRequest {
-            game_id: "g".into(),
+            game_id: id.into(),
             expected_seq: 0,
         },
     ))
     .await
     .expect("start");
+}
+
+async fn game_with_a_move(api: &Api) -> Instant {
+    started(api, "g", 1, "10m+5s").await;
     advance(Duration::from_secs(5)).await;
     api.submit_move(req(
         "white",
@@ -772,33 +778,7 @@ async fn a_resume_point_past_what_the_caller_sees_is_out_of_range() {
 async fn a_boards_round_stream_has_its_own_game_live_and_the_others_delayed() {
     let api = api();
     for (id, board) in [("g", 1), ("h", 2)] {
-        api.create_game(req(
-            "arb",
-            pb::CreateGameRequest {
-                game_id: id.into(),
-                variant: pb::Variant::Russian as i32,
-                time_control: "10m".into(),
-                event: "Open".into(),
-                round: "1".into(),
-                board,
-                settings: Some(pb::GameSettings {
-                    broadcast_delay_ms: Some(DELAY),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
-        ))
-        .await
-        .expect("create");
-        api.start_game(req(
-            "arb",
-            pb::StartGameRequest {
-                game_id: id.into(),
-                expected_seq: 0,
-            },
-        ))
-        .await
-        .expect("start");
+        started(&api, id, board, "10m").await;
     }
     let open = |token: &'static str| {
         let api = api.clone();
