@@ -104,6 +104,21 @@ async fn started(api: &Api, id: &str, board: u32, time_control: &str) {
     .expect("start");
 }
 
+/// `token`'s WatchEvent stream of round 1 of event Open.
+async fn round_one(api: &Api, token: &str) -> <Api as BroadcastService>::WatchEventStream {
+    api.watch_event(req(
+        token,
+        pb::WatchEventRequest {
+            event: "Open".into(),
+            round: "1".into(),
+            ..Default::default()
+        },
+    ))
+    .await
+    .expect("watch")
+    .into_inner()
+}
+
 async fn game_with_a_move(api: &Api) -> Instant {
     started(api, "g", 1, "10m+5s").await;
     advance(Duration::from_secs(5)).await;
@@ -447,18 +462,7 @@ async fn a_delayed_game_does_not_hold_back_the_rest_of_its_round() {
     .await
     .expect("move");
     let opened = Instant::now();
-    let mut round = api
-        .watch_event(req(
-            "view",
-            pb::WatchEventRequest {
-                event: "Open".into(),
-                round: "1".into(),
-                ..Default::default()
-            },
-        ))
-        .await
-        .expect("watch")
-        .into_inner();
+    let mut round = round_one(&api, "view").await;
     let mut created_g = false;
     loop {
         let e = round.next().await.expect("open").expect("event");
@@ -780,23 +784,11 @@ async fn a_boards_round_stream_has_its_own_game_live_and_the_others_delayed() {
     for (id, board) in [("g", 1), ("h", 2)] {
         started(&api, id, board, "10m").await;
     }
-    let open = |token: &'static str| {
-        let api = api.clone();
-        async move {
-            api.watch_event(req(
-                token,
-                pb::WatchEventRequest {
-                    event: "Open".into(),
-                    round: "1".into(),
-                    ..Default::default()
-                },
-            ))
-            .await
-            .expect("watch")
-            .into_inner()
-        }
-    };
-    let (board, other, view) = (open("board").await, open("other").await, open("view").await);
+    let (board, other, view) = (
+        round_one(&api, "board").await,
+        round_one(&api, "other").await,
+        round_one(&api, "view").await,
+    );
     let made = Instant::now();
     for (token, id) in [("white", "g"), ("other", "h")] {
         api.submit_move(req(
