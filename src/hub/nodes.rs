@@ -145,13 +145,14 @@ impl Hub {
     /// whose lease ran out is taken over (see the `follow` module). A node following no
     /// game asks nothing. Returns how long until the first of their live leases ends.
     async fn survey(&self) -> Option<Duration> {
+        // A store of one process: this node serves every game and follows none.
+        let leases = self.store.leases()?;
         let followed: Vec<String> = self
             .games()
             .keys()
-            .filter(|id| !self.store.holds(id))
+            .filter(|id| !leases.holds(id))
             .cloned()
             .collect();
-        let leases = self.store.leases()?;
         if followed.is_empty() {
             return None;
         }
